@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from pydantic import Field
+
+from tools.base import ToolArgs, ToolContext, ToolSpec
+from tools.edits import add_edge, add_job, clean_name, connect_trigger, set_trigger
+from tools.errors import ToolInputError
+from tools.specs import EdgeSpec, JobSpec, TriggerSpec
+from tools.structure import Change, Draft, SetName
+
+
+class CreateWorkflowArgs(ToolArgs):
+    """Build a new workflow in one call: its name, steps, edges and trigger. Only for a
+    workflow that has no steps yet; to change an existing one use the other edit tools."""
+
+    name: str = Field(description="Workflow name.")
+    jobs: list[JobSpec] = Field(description="The steps, in order.")
+    edges: list[EdgeSpec] = Field(
+        default_factory=list, description="Edges between steps (and from the trigger)."
+    )
+    trigger: TriggerSpec | None = Field(
+        None,
+        description="The trigger. Without an edge from it, it is connected to the first step.",
+    )
+
+
+def create_workflow(draft: Draft, args: CreateWorkflowArgs, ctx: ToolContext) -> str:
+    if draft.structure.jobs:
+        raise ToolInputError(
+            f"The workflow already has {len(draft.structure.jobs)} steps; create_workflow only "
+            "builds an empty workflow. Edit it with add_jobs/update_jobs/remove_jobs instead.",
+            code="workflow_not_empty",
+        )
+    name = clean_name(args.name, what="Workflow")
+    if name != draft.structure.name:
+        draft.apply(SetName(name))
+        draft.note(Change("updated", "workflow", "name", name))
+    steps = [add_job(draft, spec, ctx) for spec in args.jobs]
+    trigger_text = set_trigger(draft, args.trigger, ctx, connect=False) if args.trigger else ""
+    edges = [add_edge(draft, spec, ctx) for spec in args.edges]
+    for key in draft.structure.triggers:
+        connected = connect_trigger(draft, key, ctx)
+        if connected:
+            trigger_text += f"; {connected}"
+    lines = [f"Created workflow {name!r} with {len(steps)} steps: " + "; ".join(steps) + "."]
+    if edges:
+        lines.append("Edges: " + "; ".join(edges) + ".")
+    if trigger_text:
+        lines.append(f"Set {trigger_text}.")
+    return "\n".join(lines)
+
+
+TOOL = ToolSpec("create_workflow", CreateWorkflowArgs, "mutate", create_workflow)

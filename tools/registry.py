@@ -1,0 +1,186 @@
+"""The one registry of tools: it feeds both the model's tool definitions and dispatch.
+
+``run_tool`` is the seam everything uses (agents, tests, evals): it parses the
+arguments with the tool's pydantic model, refuses mutations in read-only
+mode, runs the handler on a draft, validates the whole resulting structure,
+and writes to the document only if the call introduced no problem.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from tools import (
+    add_edges,
+    add_jobs,
+    call_job_code_agent,
+    create_workflow,
+    inspect_job_code,
+    remove_edges,
+    remove_jobs,
+    search_documentation,
+    set_trigger,
+    update_edges,
+    update_jobs,
+    update_workflow,
+)
+from tools.base import ReadOutput, ToolContext, ToolResult, ToolSpec
+from tools.document import WorkflowDocument
+from tools.errors import PlanwrightError
+from tools.redaction import redact
+from tools.structure import Draft, Structure
+from tools.validation import Problem, validate
+
+TOOLS: dict[str, ToolSpec[Any]] = {
+    module.TOOL.name: module.TOOL
+    for module in (
+        create_workflow,
+        update_workflow,
+        add_jobs,
+        update_jobs,
+        remove_jobs,
+        add_edges,
+        update_edges,
+        remove_edges,
+        set_trigger,
+        inspect_job_code,
+        search_documentation,
+        call_job_code_agent,
+    )
+}
+MUTATING_TOOLS = frozenset(name for name, spec in TOOLS.items() if spec.mutating)
+
+_default_context: ToolContext | None = None
+# Problems of each document's current structure, so a call only pays for one validation.
+_known_problems: weakref.WeakKeyDictionary[WorkflowDocument, tuple[Structure, list[Problem]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def default_context() -> ToolContext:
+    global _default_context
+    if _default_context is None:
+        _default_context = ToolContext()
+    return _default_context
+
+
+def tool_definitions(*, read_only: bool = False) -> list[dict[str, Any]]:
+    """Anthropic tool definitions generated from the args models."""
+    return [
+        {
+            "name": spec.name,
+            "description": spec.description,
+            "input_schema": input_schema(spec.args),
+        }
+        for spec in TOOLS.values()
+        if not (read_only and spec.mutating)
+    ]
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema with ``$ref``s inlined and titles dropped."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return inline(defs[node["$ref"].rsplit("/", 1)[-1]])
+            return {k: inline(v) for k, v in node.items() if k != "title"}
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        return node
+
+    return inline(schema)  # type: ignore[no-any-return]
+
+
+def document_problems(doc: WorkflowDocument, ctx: ToolContext | None = None) -> list[Problem]:
+    ctx = ctx or default_context()
+    cached = _known_problems.get(doc)
+    if cached is not None and cached[0] is doc.structure:
+        return cached[1]
+    problems = validate(doc.structure, ctx.catalogue)
+    _known_problems[doc] = (doc.structure, problems)
+    return problems
+
+
+def run_tool(
+    doc: WorkflowDocument,
+    name: str,
+    args: Mapping[str, Any] | BaseModel,
+    *,
+    read_only: bool = False,
+    context: ToolContext | None = None,
+) -> ToolResult:
+    spec = TOOLS.get(name)
+    if spec is None:
+        return ToolResult.failure(
+            "unknown_tool",
+            f"There is no tool {name!r}. Tools: {', '.join(TOOLS)}.",
+            mutating=False,
+        )
+    if read_only and spec.mutating:
+        return ToolResult.failure(
+            "read_only",
+            f"{name} changes the workflow, and this session is read-only.",
+            mutating=True,
+        )
+    ctx = context or default_context()
+    try:
+        raw = args.model_dump(exclude_unset=True) if isinstance(args, BaseModel) else dict(args)
+        parsed = spec.args.model_validate(raw)
+    except ValidationError as exc:
+        return ToolResult.failure(
+            "invalid_arguments", _describe_validation(exc), mutating=spec.mutating
+        )
+    except (TypeError, ValueError) as exc:
+        return ToolResult.failure("invalid_arguments", str(exc), mutating=spec.mutating)
+    try:
+        if spec.kind == "mutate":
+            return _run_mutation(doc, spec, parsed, ctx)
+        output: ReadOutput = spec.handler(doc, parsed, ctx)
+    except PlanwrightError as exc:
+        return ToolResult.failure(exc.code, exc.message, mutating=spec.mutating)
+    return ToolResult(ok=True, text=output.text, data=output.data)
+
+
+def _run_mutation(
+    doc: WorkflowDocument, spec: ToolSpec[Any], args: BaseModel, ctx: ToolContext
+) -> ToolResult:
+    draft = Draft(doc.structure)
+    summary: str = spec.handler(draft, args, ctx)
+    before = {(p.code, p.subject) for p in document_problems(doc, ctx)}
+    after = validate(draft.structure, ctx.catalogue)
+    introduced = [p for p in after if p.blocking and (p.code, p.subject) not in before]
+    if introduced:
+        message = " ".join(dict.fromkeys(p.message for p in introduced))
+        return ToolResult.failure(introduced[0].code, message, mutating=True)
+    doc.apply(draft.ops, draft.structure)
+    _known_problems[doc] = (doc.structure, after)
+    warnings = [p.message for p in after if not p.blocking]
+    text = summary + ("\nNote: " + " ".join(warnings) if warnings else "")
+    return ToolResult(ok=True, text=text, changes=draft.changes, structure=redact(doc.structure))
+
+
+def _describe_validation(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:8]:
+        where = ".".join(str(p) for p in err["loc"]) or "input"
+        if err["type"] == "extra_forbidden":
+            hint = (
+                " (ids and code are managed by the server)"
+                if err["loc"][-1]
+                in (
+                    "id",
+                    "body",
+                )
+                else ""
+            )
+            parts.append(f"{where}: unknown field{hint}")
+        else:
+            parts.append(f"{where}: {err['msg']}")
+    return "Invalid arguments: " + "; ".join(parts) + "."

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from pydantic import Field
+
+from tools.base import ToolArgs, ToolContext, ToolSpec
+from tools.edits import update_edge
+from tools.specs import EdgeFields
+from tools.structure import Draft
+
+
+class EdgeUpdate(EdgeFields):
+    source: str = Field(description="Current source key of the edge.")
+    target: str = Field(description="Current target key of the edge.")
+    new_source: str | None = Field(None, description="Move the edge to leave from this key.")
+    new_target: str | None = Field(None, description="Move the edge to lead to this step.")
+
+
+class UpdateEdgesArgs(ToolArgs):
+    """Change edges: their condition, label, enabled flag, or where they start or end.
+    Edges are named by their current source and target."""
+
+    edges: list[EdgeUpdate] = Field(min_length=1, description="One entry per edge to change.")
+
+
+def update_edges(draft: Draft, args: UpdateEdgesArgs, ctx: ToolContext) -> str:
+    done = [
+        update_edge(draft, item.source, item.target, item, item.new_source, item.new_target)
+        for item in args.edges
+    ]
+    return "Updated edges: " + "; ".join(done) + "."
+
+
+TOOL = ToolSpec("update_edges", UpdateEdgesArgs, "mutate", update_edges)

@@ -1,0 +1,242 @@
+"""Whole-structure rules, enforced in code after every draft.
+
+``validate`` lists every problem of a structure. The registry blocks a tool
+call only on problems the call *introduces* (those not present before it), so
+a document that arrives broken can be repaired one call at a time.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from tools.adaptors import split_adaptor
+from tools.catalogue import AdaptorCatalogue
+from tools.cron import cron_problem
+from tools.names import MAX_NAME_LENGTH, is_valid_key, sanitise_name
+from tools.structure import Structure
+
+
+@dataclass(frozen=True)
+class Problem:
+    code: str
+    subject: str
+    message: str
+    blocking: bool = True
+
+
+def validate(structure: Structure, catalogue: AdaptorCatalogue) -> list[Problem]:
+    problems: list[Problem] = []
+    problems += _job_problems(structure, catalogue)
+    problems += _trigger_problems(structure)
+    problems += _edge_problems(structure)
+    problems += _cycle_problems(structure)
+    return problems
+
+
+def _job_problems(structure: Structure, catalogue: AdaptorCatalogue) -> list[Problem]:
+    out: list[Problem] = []
+    names = Counter(job.name.casefold() for job in structure.jobs.values())
+    for key, job in structure.jobs.items():
+        subject = f"jobs.{key}"
+        if not is_valid_key(key):
+            out.append(
+                Problem(
+                    "invalid_key",
+                    subject,
+                    f"Step key {key!r} must be letters, digits, '-' or '_' (at most 100).",
+                )
+            )
+        if key in structure.triggers:
+            out.append(
+                Problem("node_key_clash", subject, f"{key!r} is both a step and a trigger key.")
+            )
+        if not job.name or sanitise_name(job.name) != job.name:
+            out.append(
+                Problem(
+                    "invalid_name",
+                    subject,
+                    f"Step name {job.name!r} may only hold ASCII letters, digits, spaces, "
+                    "'_' and '-'.",
+                )
+            )
+        if len(job.name) > MAX_NAME_LENGTH:
+            out.append(
+                Problem(
+                    "name_too_long", subject, f"Step name is longer than {MAX_NAME_LENGTH} chars."
+                )
+            )
+        if names[job.name.casefold()] > 1:
+            out.append(
+                Problem(
+                    "duplicate_job_name",
+                    f"jobs.name.{job.name.casefold()}",
+                    f"More than one step is named {job.name!r}; display names must be unique.",
+                )
+            )
+        if catalogue.get(split_adaptor(job.adaptor)[0]) is None:
+            out.append(
+                Problem(
+                    "unknown_adaptor",
+                    subject,
+                    f"Step {key!r} uses unknown adaptor {job.adaptor!r}.",
+                )
+            )
+    return out
+
+
+def _trigger_problems(structure: Structure) -> list[Problem]:
+    out: list[Problem] = []
+    job_ids = {job.id for job in structure.jobs.values() if job.id}
+    for key, trigger in structure.triggers.items():
+        subject = f"triggers.{key}"
+        if trigger.type == "cron":
+            if not trigger.cron_expression:
+                out.append(
+                    Problem(
+                        "missing_cron_expression", subject, "A cron trigger needs cron_expression."
+                    )
+                )
+            else:
+                reason = cron_problem(trigger.cron_expression)
+                if reason:
+                    out.append(
+                        Problem(
+                            "invalid_cron",
+                            subject,
+                            f"Invalid cron {trigger.cron_expression!r}: {reason}.",
+                        )
+                    )
+        cursor = trigger.cron_cursor_job_id
+        if cursor and cursor not in job_ids and cursor not in structure.jobs:
+            out.append(
+                Problem(
+                    "unknown_cursor_job", subject, f"Cron cursor job {cursor!r} does not exist."
+                )
+            )
+        outgoing = structure.edges_from(key)
+        if len(outgoing) > 1:
+            out.append(
+                Problem(
+                    "trigger_multiple_edges",
+                    subject,
+                    f"Trigger {key!r} connects to {len(outgoing)} steps; a trigger starts "
+                    "exactly one step.",
+                )
+            )
+        elif not outgoing and structure.jobs:
+            out.append(
+                Problem(
+                    "trigger_not_connected",
+                    subject,
+                    f"Trigger {key!r} is not connected to a step yet.",
+                    blocking=False,
+                )
+            )
+    return out
+
+
+def _edge_problems(structure: Structure) -> list[Problem]:
+    out: list[Problem] = []
+    pairs = Counter((e.source, e.target_job) for e in structure.edges.values())
+    for key, edge in structure.edges.items():
+        subject = f"edges.{key}"
+        if (edge.source_job is None) == (edge.source_trigger is None):
+            out.append(
+                Problem(
+                    "invalid_edge_source",
+                    subject,
+                    f"Edge {key!r} needs exactly one of source_job or source_trigger.",
+                )
+            )
+        if edge.source_job is not None and edge.source_job not in structure.jobs:
+            out.append(
+                Problem(
+                    "unknown_edge_source",
+                    subject,
+                    f"Edge {key!r} starts at missing step {edge.source_job!r}.",
+                )
+            )
+        if edge.source_trigger is not None:
+            if edge.source_trigger not in structure.triggers:
+                out.append(
+                    Problem(
+                        "unknown_edge_source",
+                        subject,
+                        f"Edge {key!r} starts at missing trigger {edge.source_trigger!r}.",
+                    )
+                )
+            if edge.condition_type in ("on_job_success", "on_job_failure"):
+                out.append(
+                    Problem(
+                        "invalid_trigger_condition",
+                        subject,
+                        f"Edge {key!r} leaves a trigger, so it cannot be {edge.condition_type}.",
+                    )
+                )
+        if edge.target_job not in structure.jobs:
+            out.append(
+                Problem(
+                    "unknown_edge_target",
+                    subject,
+                    f"Edge {key!r} points at missing step {edge.target_job!r}.",
+                )
+            )
+        has_expression = bool(edge.condition_expression and edge.condition_expression.strip())
+        if edge.condition_type == "js_expression" and not has_expression:
+            out.append(
+                Problem(
+                    "missing_condition_expression",
+                    subject,
+                    f"Edge {key!r} is js_expression but has no condition_expression.",
+                )
+            )
+        if edge.condition_type != "js_expression" and edge.condition_expression is not None:
+            out.append(
+                Problem(
+                    "unexpected_condition_expression",
+                    subject,
+                    f"Edge {key!r} has a condition_expression but is {edge.condition_type}; "
+                    "only js_expression edges take one.",
+                )
+            )
+        if pairs[(edge.source, edge.target_job)] > 1:
+            out.append(
+                Problem(
+                    "duplicate_edge",
+                    f"edges.{edge.source}->{edge.target_job}",
+                    f"There is more than one edge from {edge.source!r} to {edge.target_job!r}.",
+                )
+            )
+    return out
+
+
+def _cycle_problems(structure: Structure) -> list[Problem]:
+    """Kahn's algorithm over job-to-job edges; whatever never drains is on a cycle."""
+    indegree = dict.fromkeys(structure.jobs, 0)
+    successors: dict[str, list[str]] = {k: [] for k in structure.jobs}
+    for edge in structure.edges.values():
+        src, dst = edge.source_job, edge.target_job
+        if src in successors and dst in indegree:
+            successors[src].append(dst)
+            indegree[dst] += 1
+    ready = [k for k, d in indegree.items() if d == 0]
+    drained = 0
+    while ready:
+        node = ready.pop()
+        drained += 1
+        for nxt in successors[node]:
+            indegree[nxt] -= 1
+            if indegree[nxt] == 0:
+                ready.append(nxt)
+    if drained == len(indegree):
+        return []
+    looped = sorted(k for k, d in indegree.items() if d > 0)
+    return [
+        Problem(
+            "cycle",
+            "edges",
+            "The edges would form a cycle through " + ", ".join(repr(k) for k in looped) + "; "
+            "workflows run forward only.",
+        )
+    ]

@@ -1,0 +1,114 @@
+"""Safe round-trip YAML loading and the one emitter configuration.
+
+ruamel.yaml's round-trip mode keeps comments, key order and quoting. On top
+of it this module refuses what a workflow document never needs and an
+attacker might send: anchors and aliases (the "billion laughs" family),
+custom tags, absurd nesting, duplicate keys and oversized input.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.composer import Composer
+from ruamel.yaml.constructor import DuplicateKeyError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent, CollectionStartEvent, ScalarEvent
+
+from tools.errors import DocumentError
+
+DEFAULT_MAX_BYTES = 1024 * 1024
+DEFAULT_MAX_DEPTH = 32
+# Wide enough that no scalar is ever re-folded on dump: documents round-trip.
+EMIT_WIDTH = 4096
+_STANDARD_TAG_PREFIX = "tag:yaml.org,2002:"
+
+
+class _GuardedComposer(Composer):
+    """Composer that rejects aliases, anchors, custom tags and deep nesting."""
+
+    max_depth = DEFAULT_MAX_DEPTH
+
+    def __init__(self, loader: Any = None) -> None:
+        super().__init__(loader)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.parser.peek_event()
+        if isinstance(event, AliasEvent):
+            raise DocumentError(
+                f"YAML aliases are not allowed (line {event.start_mark.line + 1}).",
+                code="yaml_alias_not_allowed",
+            )
+        if isinstance(event, (ScalarEvent, CollectionStartEvent)):
+            if event.anchor is not None:
+                raise DocumentError(
+                    f"YAML anchors are not allowed (line {event.start_mark.line + 1}).",
+                    code="yaml_alias_not_allowed",
+                )
+            tag = event.tag
+            if tag is not None and tag != "!" and not str(tag).startswith(_STANDARD_TAG_PREFIX):
+                raise DocumentError(
+                    f"YAML tag {tag!s} is not allowed (line {event.start_mark.line + 1}).",
+                    code="yaml_tag_not_allowed",
+                )
+        self._depth += 1
+        try:
+            if self._depth > self.max_depth:
+                raise DocumentError(
+                    f"The document is nested more than {self.max_depth} levels deep.",
+                    code="yaml_too_deep",
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def make_yaml() -> YAML:
+    """The round-trip YAML instance used for every load and dump."""
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = EMIT_WIDTH
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def load_yaml(
+    text: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH
+) -> Any:
+    """Parse ``text`` into ruamel round-trip data, refusing hostile constructs."""
+    size = len(text.encode("utf-8"))
+    if size > max_bytes:
+        raise DocumentError(
+            f"The document is {size} bytes; the limit is {max_bytes} bytes.",
+            code="document_too_large",
+        )
+    yaml = make_yaml()
+    composer = type("Composer", (_GuardedComposer,), {"max_depth": max_depth})
+    yaml.Composer = composer
+    try:
+        return yaml.load(text)
+    except DocumentError:
+        raise
+    except DuplicateKeyError as exc:
+        raise DocumentError(_marked_message(exc), code="duplicate_key") from exc
+    except (YAMLError, MarkedYAMLError) as exc:
+        raise DocumentError(f"Invalid YAML: {_marked_message(exc)}", code="invalid_yaml") from exc
+    except RecursionError as exc:  # defence in depth; the depth guard fires first
+        raise DocumentError("The document is nested too deeply.", code="yaml_too_deep") from exc
+
+
+def dump_yaml(data: Any, yaml: YAML | None = None) -> str:
+    stream = io.StringIO()
+    (yaml or make_yaml()).dump(data, stream)
+    return stream.getvalue()
+
+
+def _marked_message(exc: Exception) -> str:
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if problem and mark is not None:
+        return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
