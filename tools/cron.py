@@ -6,7 +6,7 @@ import re
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 _DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
-_FIELDS = (
+_FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
     ("minute", 0, 59, {}),
     ("hour", 0, 23, {}),
     ("day of month", 1, 31, {}),
@@ -62,9 +62,9 @@ def _item_problem(item: str, low: int, high: int, names: dict[str, int]) -> str 
             parsed.append(int(value))
         else:
             return f"{value!r} is not a number"
-    for value in parsed:
-        if not low <= value <= high:
-            return f"{value} is outside {low}-{high}"
+    for number in parsed:
+        if not low <= number <= high:
+            return f"{number} is outside {low}-{high}"
     if len(parsed) == 2 and parsed[0] > parsed[1]:
         return f"range {base!r} runs backwards"
     return None

@@ -31,7 +31,7 @@ from tools.structure import (
     entry_fields,
     make_entry,
 )
-from tools.yaml_io import DEFAULT_MAX_BYTES, load_yaml
+from tools.yaml_io import DEFAULT_MAX_BYTES, dump_yaml, load_yaml
 
 _TOP_ORDER = ("name", *SECTIONS)
 
@@ -72,6 +72,10 @@ class WorkflowDocument:
         if self._text is None:
             self._text = self._emitter.emit(self._root)
         return self._text
+
+    def dump_full(self) -> str:
+        """A from-scratch ruamel dump, bypassing the fragment cache (tests, benchmarks)."""
+        return dump_yaml(self._root)
 
     def copy(self) -> WorkflowDocument:
         return WorkflowDocument.from_yaml(self.to_yaml(), max_bytes=self._max_bytes)

@@ -95,7 +95,8 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
             return [inline(item) for item in node]
         return node
 
-    return inline(schema)  # type: ignore[no-any-return]
+    inlined: dict[str, Any] = inline(schema)
+    return inlined
 
 
 def document_problems(doc: WorkflowDocument, ctx: ToolContext | None = None) -> list[Problem]:

@@ -168,7 +168,8 @@ class Structure:
         return Structure(self.name, dict(self.jobs), dict(self.triggers), dict(self.edges))
 
     def section(self, section: Section) -> dict[str, Any]:
-        return getattr(self, section)  # type: ignore[no-any-return]
+        entries: dict[str, Any] = getattr(self, section)
+        return entries
 
     def apply(self, op: Op) -> None:
         if isinstance(op, SetName):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from tools.adaptors import split_adaptor
 from tools.catalogue import AdaptorCatalogue
 from tools.cron import cron_problem
-from tools.names import MAX_NAME_LENGTH, is_valid_key, sanitise_name
+from tools.names import MAX_NAME_LENGTH, derive_key, is_valid_key, sanitise_name
 from tools.structure import Structure
 
 
@@ -36,7 +36,9 @@ def validate(structure: Structure, catalogue: AdaptorCatalogue) -> list[Problem]
 
 def _job_problems(structure: Structure, catalogue: AdaptorCatalogue) -> list[Problem]:
     out: list[Problem] = []
-    names = Counter(job.name.casefold() for job in structure.jobs.values())
+    # OpenFn derives step ids from slugified names, so "Check coverage" and
+    # "check-coverage" would collide there: compare names by slug.
+    names = Counter(derive_key(job.name) for job in structure.jobs.values())
     for key, job in structure.jobs.items():
         subject = f"jobs.{key}"
         if not is_valid_key(key):
@@ -66,12 +68,13 @@ def _job_problems(structure: Structure, catalogue: AdaptorCatalogue) -> list[Pro
                     "name_too_long", subject, f"Step name is longer than {MAX_NAME_LENGTH} chars."
                 )
             )
-        if names[job.name.casefold()] > 1:
+        if names[derive_key(job.name)] > 1:
             out.append(
                 Problem(
                     "duplicate_job_name",
-                    f"jobs.name.{job.name.casefold()}",
-                    f"More than one step is named {job.name!r}; display names must be unique.",
+                    f"jobs.name.{derive_key(job.name)}",
+                    f"More than one step is named like {job.name!r}; display names must be "
+                    "unique (ignoring case, spaces and punctuation).",
                 )
             )
         if catalogue.get(split_adaptor(job.adaptor)[0]) is None:
@@ -88,8 +91,17 @@ def _job_problems(structure: Structure, catalogue: AdaptorCatalogue) -> list[Pro
 def _trigger_problems(structure: Structure) -> list[Problem]:
     out: list[Problem] = []
     job_ids = {job.id for job in structure.jobs.values() if job.id}
+    types = Counter(trigger.type for trigger in structure.triggers.values())
     for key, trigger in structure.triggers.items():
         subject = f"triggers.{key}"
+        if types[trigger.type] > 1:
+            out.append(
+                Problem(
+                    "duplicate_trigger_type",
+                    f"triggers.type.{trigger.type}",
+                    f"More than one {trigger.type} trigger; OpenFn identifies triggers by type.",
+                )
+            )
         if trigger.type == "cron":
             if not trigger.cron_expression:
                 out.append(

@@ -86,7 +86,7 @@ def load_yaml(
             code="document_too_large",
         )
     yaml = make_yaml()
-    composer = type("Composer", (_GuardedComposer,), {"max_depth": max_depth})
+    composer: type[Composer] = type("Composer", (_GuardedComposer,), {"max_depth": max_depth})
     yaml.Composer = composer
     try:
         return yaml.load(text)
