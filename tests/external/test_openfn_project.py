@@ -170,9 +170,74 @@ DOCUMENTS: list[tuple[str, str]] = [
 ]
 
 
+def _built_by_tools() -> list[tuple[str, str]]:
+    """Documents produced by Planwright's own edit tools, the ones users really get."""
+    from tools.document import WorkflowDocument
+    from tools.registry import run_tool
+
+    def build(calls: list[tuple[str, dict[str, Any]]]) -> str:
+        doc = WorkflowDocument.new()
+        for name, args in calls:
+            result = run_tool(doc, name, args)
+            assert result.ok, result.text
+        return doc.to_yaml()
+
+    sop = build(
+        [
+            (
+                "create_workflow",
+                {
+                    "name": "Referral intake SOP",
+                    "jobs": [
+                        {"name": "Pull referral", "adaptor": "http"},
+                        {"name": "Check insurance", "adaptor": "fhir"},
+                        {"name": "Request prior auth", "adaptor": "http"},
+                        {"name": "Schedule visit", "adaptor": "fhir"},
+                        {"name": "Alert coordinator", "adaptor": "gmail"},
+                    ],
+                    "edges": [
+                        {"source": "pull-referral", "target": "check-insurance"},
+                        {
+                            "source": "check-insurance",
+                            "target": "request-prior-auth",
+                            "condition_expression": "state.data.plan === 'BlueCross HMO'",
+                            "condition_label": "BlueCross HMO",
+                        },
+                        {
+                            "source": "check-insurance",
+                            "target": "schedule-visit",
+                            "condition_expression": "state.data.plan !== 'BlueCross HMO'",
+                        },
+                        {
+                            "source": "check-insurance",
+                            "target": "alert-coordinator",
+                            "condition_type": "on_job_failure",
+                        },
+                    ],
+                    "trigger": {"type": "webhook"},
+                },
+            ),
+            ("update_jobs", {"jobs": [{"key": "schedule-visit", "new_key": "book-visit"}]}),
+            ("add_jobs", {"jobs": [{"name": "Dedupe referral", "adaptor": "common"}]}),
+            ("remove_edges", {"edges": [{"source": "pull-referral", "target": "check-insurance"}]}),
+            (
+                "add_edges",
+                {
+                    "edges": [
+                        {"source": "pull-referral", "target": "dedupe-referral"},
+                        {"source": "dedupe-referral", "target": "check-insurance"},
+                    ]
+                },
+            ),
+            ("set_trigger", {"type": "cron", "cron_expression": "30 7 * * 1-5", "enabled": True}),
+        ]
+    )
+    return [("tools-built-sop", sop)]
+
+
 def documents_under_test() -> list[tuple[str, str]]:
     """``(id, yaml_text)`` pairs checked against @openfn/project; extend freely."""
-    return list(DOCUMENTS)
+    return [*DOCUMENTS, *_built_by_tools()]
 
 
 @pytest.fixture(scope="session")
