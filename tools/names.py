@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from unidecode import unidecode
 
@@ -15,6 +16,7 @@ _SPACES = re.compile(r"\s+")
 _KEY_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 
 
+@lru_cache(maxsize=8192)
 def sanitise_name(raw: str) -> str:
     """ASCII letters, digits, space, ``_`` and ``-`` only; diacritics transliterated.
 
@@ -26,6 +28,7 @@ def sanitise_name(raw: str) -> str:
     return _SPACES.sub(" ", cleaned).strip()
 
 
+@lru_cache(maxsize=8192)
 def derive_key(name: str) -> str:
     """``"Check coverage"`` -> ``"check-coverage"``."""
     key = sanitise_name(name).lower().replace("_", "-").replace(" ", "-")

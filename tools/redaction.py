@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from tools.adaptors import adaptor_short_name
@@ -9,17 +10,25 @@ from tools.job_code import body_line_count, has_code
 from tools.structure import Structure
 
 
+@lru_cache(maxsize=8192)
+def _code_stats(body: str | None) -> tuple[bool, int]:
+    """Parsing is the costly part of redaction; bodies are immutable strings, so cache."""
+    return has_code(body), body_line_count(body or "")
+
+
 def redact(structure: Structure) -> dict[str, Any]:
-    jobs = [
-        {
-            "key": job.key,
-            "name": job.name,
-            "adaptor": job.adaptor,
-            "has_code": has_code(job.body),
-            "code_lines": body_line_count(job.body or ""),
-        }
-        for job in structure.jobs.values()
-    ]
+    jobs = []
+    for job in structure.jobs.values():
+        with_code, lines = _code_stats(job.body)
+        jobs.append(
+            {
+                "key": job.key,
+                "name": job.name,
+                "adaptor": job.adaptor,
+                "has_code": with_code,
+                "code_lines": lines,
+            }
+        )
     id_to_key = {job.id: job.key for job in structure.jobs.values() if job.id}
     triggers = []
     for trigger in structure.triggers.values():
