@@ -1,0 +1,35 @@
+"""Model clients sharing one protocol shaped like the Anthropic Messages API."""
+
+from agents.models.anthropic import AnthropicModel
+from agents.models.base import (
+    ChatModel,
+    MalformedModelOutputError,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    ModelTimeoutError,
+    ModelUnavailableError,
+    RequestContext,
+    Role,
+    TextSink,
+    Usage,
+)
+from agents.models.scripted import ScriptedModel, ScriptExhaustedError, ScriptStep
+
+__all__ = [
+    "AnthropicModel",
+    "ChatModel",
+    "MalformedModelOutputError",
+    "ModelError",
+    "ModelRequest",
+    "ModelResponse",
+    "ModelTimeoutError",
+    "ModelUnavailableError",
+    "RequestContext",
+    "Role",
+    "ScriptExhaustedError",
+    "ScriptStep",
+    "ScriptedModel",
+    "TextSink",
+    "Usage",
+]

@@ -1,0 +1,276 @@
+"""``AnthropicModel``: the Messages API through the official ``anthropic`` SDK.
+
+Every call streams (``client.messages.stream``) so answer text reaches
+``on_text`` as it is produced. The system prompt and the tool list are marked
+for prompt caching. Retries and timeouts are the SDK's own (``max_retries`` and
+``timeout`` on the client); this module only translates what is left after them
+into Planwright's model errors. The API key never appears in a message, a log
+line or ``repr``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import anthropic
+from pydantic import SecretStr
+
+from agents.models.base import (
+    MalformedModelOutputError,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    ModelTimeoutError,
+    ModelUnavailableError,
+    Role,
+    TextSink,
+    Usage,
+)
+
+__all__ = ["AnthropicModel"]
+
+logger = logging.getLogger(__name__)
+
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+# Statuses the SDK retries itself (408, 409, 429, 5xx incl. 529 overloaded): once they
+# reach us its retries are spent, so the model is "unavailable" rather than wrong.
+_TRANSIENT_STATUSES = frozenset({408, 409, 429})
+# Error types an SSE ``error`` event can carry after a 200 that mean the same thing.
+_TRANSIENT_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error", "timeout_error"})
+# The stream helper raises ValueError with this text for tool input JSON it cannot parse.
+_BROKEN_TOOL_JSON = "Unable to parse tool parameter JSON"
+_NO_CREDENTIALS = "Could not resolve authentication method"
+
+
+class _SinkFailedError(Exception):
+    """Carries an exception raised by the caller's ``on_text`` past the SDK error mapping."""
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(repr(original))
+        self.original = original
+
+
+class AnthropicModel:
+    """A :class:`~agents.models.base.ChatModel` backed by Claude.
+
+    ``api_key`` / ``base_url`` left as ``None`` fall back to the SDK's own
+    environment handling (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``) when the
+    client is built, which happens lazily on the first call. ``models`` maps each
+    role to a model id. Pass ``client`` to inject a ready ``AsyncAnthropic``.
+    """
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        *,
+        models: Mapping[Role, str],
+        api_key: SecretStr | str | None = None,
+        base_url: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        client: anthropic.AsyncAnthropic | None = None,
+    ) -> None:
+        self.models: dict[Role, str] = dict(models)
+        self._api_key = SecretStr(api_key) if isinstance(api_key, str) else api_key
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self._client = client
+        self._owns_client = client is None
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key is not None else "from-env"
+        return (
+            f"AnthropicModel(models={self.models!r}, base_url={self.base_url!r}, "
+            f"api_key={key}, timeout={self.timeout!r}, max_retries={self.max_retries!r})"
+        )
+
+    # -- client ------------------------------------------------------------- #
+
+    @property
+    def client(self) -> anthropic.AsyncAnthropic:
+        """The SDK client, built on first use."""
+        if self._client is None:
+            kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
+            if self._api_key is not None:
+                kwargs["api_key"] = self._api_key.get_secret_value()
+            if self.base_url is not None:
+                kwargs["base_url"] = self.base_url
+            self._client = anthropic.AsyncAnthropic(**kwargs)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this model built it."""
+        if self._client is not None and self._owns_client:
+            await self._client.close()
+            self._client = None
+
+    # -- calls -------------------------------------------------------------- #
+
+    def model_for(self, role: Role) -> str:
+        try:
+            return self.models[role]
+        except KeyError:
+            raise ModelError(f"no Anthropic model id configured for role {role!r}") from None
+
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        """Messages API parameters for ``request``, with prompt-cache breakpoints.
+
+        The caller's tool dicts are copied, never modified.
+        """
+        params: dict[str, Any] = {
+            "model": self.model_for(request.role),
+            "max_tokens": request.max_tokens,
+            "messages": request.messages,
+        }
+        if request.system:
+            params["system"] = [
+                {"type": "text", "text": request.system, "cache_control": dict(EPHEMERAL)}
+            ]
+        if request.tools:
+            tools = list(request.tools)
+            tools[-1] = {**tools[-1], "cache_control": dict(EPHEMERAL)}
+            params["tools"] = tools
+        if request.tool_choice is not None:
+            params["tool_choice"] = request.tool_choice
+        return params
+
+    async def create(
+        self, request: ModelRequest, *, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        params = self.build_params(request)
+        model_id = params["model"]
+        try:
+            async with self.client.messages.stream(**params) as stream:
+                async for event in stream:
+                    if event.type == "text" and on_text is not None and event.text:
+                        try:
+                            await on_text(event.text)
+                        except Exception as exc:
+                            raise _SinkFailedError(exc) from exc
+                message = await stream.get_final_message()
+                request_id = stream.request_id
+        except _SinkFailedError as failed:
+            raise failed.original from None
+        except Exception as exc:
+            mapped = self._translate(exc, request.role, model_id)
+            if mapped is None:
+                raise
+            raise mapped from exc
+
+        response = ModelResponse(
+            content=[self._block(block, request.role, model_id) for block in message.content],
+            stop_reason=message.stop_reason or "",
+            usage=Usage(
+                input_tokens=message.usage.input_tokens or 0,
+                output_tokens=message.usage.output_tokens or 0,
+                cache_creation_input_tokens=message.usage.cache_creation_input_tokens or 0,
+                cache_read_input_tokens=message.usage.cache_read_input_tokens or 0,
+            ),
+            model=message.model,
+        )
+        logger.debug(
+            "anthropic %s call: model=%s stop=%s usage=%s request_id=%s",
+            request.role,
+            response.model,
+            response.stop_reason,
+            response.usage.as_dict(),
+            request_id,
+        )
+        return response
+
+    # -- conversions -------------------------------------------------------- #
+
+    @staticmethod
+    def _block(block: Any, role: Role, model_id: str) -> dict[str, Any]:
+        if block.type == "text":
+            return {"type": "text", "text": block.text}
+        if block.type == "tool_use":
+            if not isinstance(block.input, dict):
+                raise MalformedModelOutputError(
+                    f"model returned tool_use {block.name!r} whose input is "
+                    f"{type(block.input).__name__}, not a JSON object",
+                    role=role,
+                    model=model_id,
+                    tool=block.name,
+                    tool_use_id=block.id,
+                )
+            return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+        # thinking / redacted_thinking / server tool blocks: keep them verbatim so they
+        # can be sent back in the next request unchanged.
+        dumped: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
+        return dumped
+
+    def _scrub(self, text: str) -> str:
+        if self._api_key is not None:
+            secret = self._api_key.get_secret_value()
+            if secret:
+                text = text.replace(secret, "***")
+        return text
+
+    def _translate(self, exc: Exception, role: Role, model_id: str) -> ModelError | None:
+        """Planwright's error for an SDK failure, or ``None`` to let ``exc`` through."""
+        where: dict[str, Any] = {"role": role, "model": model_id}
+        if isinstance(exc, anthropic.APITimeoutError):
+            return ModelTimeoutError(
+                f"Anthropic API did not answer within {self.timeout:g}s "
+                f"(model {model_id}, after {self.max_retries} retries)",
+                timeout=self.timeout,
+                **where,
+            )
+        if isinstance(exc, anthropic.APIConnectionError):
+            return ModelUnavailableError(
+                f"could not reach the Anthropic API (model {model_id}, "
+                f"after {self.max_retries} retries)",
+                **where,
+            )
+        if isinstance(exc, anthropic.APIStatusError):
+            return self._translate_status(exc, where)
+        if isinstance(exc, ValueError) and str(exc).startswith(_BROKEN_TOOL_JSON):
+            return MalformedModelOutputError(
+                f"model returned tool input that is not valid JSON (model {model_id})",
+                detail=self._scrub(str(exc))[:500],
+                **where,
+            )
+        if isinstance(exc, TypeError) and str(exc).strip("\"'").startswith(_NO_CREDENTIALS):
+            return ModelError(
+                "no Anthropic credentials: set ANTHROPIC_API_KEY or pass api_key", **where
+            )
+        if isinstance(exc, anthropic.AnthropicError):
+            return ModelError(
+                f"Anthropic client error ({type(exc).__name__}): {self._scrub(str(exc))[:500]}",
+                **where,
+            )
+        return None
+
+    def _translate_status(self, exc: anthropic.APIStatusError, where: dict[str, Any]) -> ModelError:
+        status = exc.status_code
+        error_type = exc.type or ""
+        api_message = self._scrub(exc.api_message or "")
+        details: dict[str, Any] = {
+            **where,
+            "status": status,
+            "request_id": exc.request_id,
+            "error_type": error_type,
+        }
+        label = f"{status} {error_type}".strip()
+        suffix = f": {api_message}" if api_message else ""
+        ident = f" (request id {exc.request_id})" if exc.request_id else ""
+        if status < 400:
+            # An SSE ``error`` event after the stream had already started (HTTP 200).
+            cls = ModelUnavailableError if error_type in _TRANSIENT_TYPES else ModelError
+            return cls(
+                f"Anthropic stream failed mid-way ({error_type}){suffix}{ident}",
+                mid_stream=True,
+                **details,
+            )
+        if status in _TRANSIENT_STATUSES or status >= 500:
+            return ModelUnavailableError(
+                f"Anthropic API unavailable ({label}) after {self.max_retries} retries"
+                f"{suffix}{ident}",
+                **details,
+            )
+        return ModelError(f"Anthropic API rejected the request ({label}){suffix}{ident}", **details)
