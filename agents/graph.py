@@ -1,0 +1,66 @@
+"""The turn graph: route -> planner <-> tools (with confirmation and code fan-out) -> finish.
+
+``build_graph`` takes its checkpointer as an argument; models, settings and
+the committer arrive per run as the LangGraph context (``TurnRuntime``), so
+nothing is built at import and a paused turn can resume in any process that
+shares the checkpointer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from agents.events import message_event
+from agents.executor import collect_node, confirm_node, direct_code_node, job_code_node, tools_node
+from agents.planner import planner_node
+from agents.router import route_node
+from agents.runtime import TurnRuntime
+from agents.state import CodeTask, TurnInput, TurnState
+
+
+def finish_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
+    text = state.get("final_text") or ""
+    runtime.stream_writer(message_event(text))
+    history = [
+        *(state.get("history") or []),
+        {"role": "user", "content": state["user_text"]},
+        {"role": "assistant", "content": text},
+    ]
+    return {"history": history}
+
+
+def _after_route(state: TurnState) -> str:
+    return "direct_code" if state.get("route") == "job_code" else "planner"
+
+
+def _after_planner(state: TurnState) -> str:
+    return "confirm" if state.get("pending") else "finish"
+
+
+def build_graph(
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+) -> CompiledStateGraph[TurnState, TurnRuntime, TurnInput, TurnState]:
+    builder = StateGraph(TurnState, context_schema=TurnRuntime, input_schema=TurnInput)
+    builder.add_node("route", route_node)
+    builder.add_node("planner", planner_node)
+    builder.add_node("confirm", confirm_node)
+    builder.add_node("tools", tools_node, destinations=("planner", "job_code"))
+    # Send delivers a CodeTask, not the turn state; langgraph's overloads cannot express it.
+    builder.add_node("job_code", job_code_node, input_schema=CodeTask)  # type: ignore[call-overload]
+    builder.add_node("collect", collect_node)
+    builder.add_node("direct_code", direct_code_node)
+    builder.add_node("finish", finish_node)
+    builder.add_edge(START, "route")
+    builder.add_conditional_edges("route", _after_route, ["planner", "direct_code"])
+    builder.add_conditional_edges("planner", _after_planner, ["confirm", "finish"])
+    builder.add_edge("confirm", "tools")
+    builder.add_edge("job_code", "collect")
+    builder.add_edge("collect", "planner")
+    builder.add_edge("direct_code", "finish")
+    builder.add_edge("finish", END)
+    return builder.compile(checkpointer=checkpointer)

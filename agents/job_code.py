@@ -1,0 +1,192 @@
+"""The job-code sub-agent: writes one step's code through ``edit_job_code``.
+
+Edits are applied by the server to the current body; the result is checked
+(tree-sitter syntax + OpenFn rules) and, on problems, sent back once for a
+fix. Nothing is written here: the caller stitches the body in by exact key.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from agents.events import status_event
+from agents.models.base import ModelRequest, RequestContext
+from agents.runtime import TurnRuntime
+from tools.document import WorkflowDocument
+from tools.errors import CodeEditError
+from tools.job_code import CodeEdit, apply_code_edits, check_job_code, format_problems
+from tools.registry import input_schema
+from tools.structure import Job
+
+
+class CodeEditArgs(BaseModel):
+    action: Literal["replace", "rewrite"] = Field(
+        description="'replace' swaps old_code (which must occur exactly once) for new_code; "
+        "'rewrite' replaces the whole body with new_code."
+    )
+    old_code: str | None = Field(None, description="Exact current text to replace.")
+    new_code: str = Field(description="The new code.")
+
+
+class EditJobCodeArgs(BaseModel):
+    """Change the step's code. Edits apply in order to the current code."""
+
+    edits: list[CodeEditArgs] = Field(min_length=1)
+
+
+EDIT_TOOL: dict[str, Any] = {
+    "name": "edit_job_code",
+    "description": EditJobCodeArgs.__doc__,
+    "input_schema": input_schema(EditJobCodeArgs),
+}
+
+
+@dataclass
+class CodeResult:
+    job_key: str
+    body: str | None = None
+    text: str = ""
+    error: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "job_key": self.job_key,
+            "body": self.body,
+            "text": self.text,
+            "error": self.error,
+            "usage": self.usage,
+        }
+
+
+def _neighbours(doc: WorkflowDocument, job: Job) -> dict[str, Any]:
+    structure = doc.structure
+
+    def describe(key: str) -> dict[str, Any]:
+        other = structure.jobs[key]
+        code = (other.body or "").strip().splitlines()[:25]
+        return {"key": key, "name": other.name, "adaptor": other.adaptor, "code": "\n".join(code)}
+
+    upstream = [e.source_job for e in structure.edges_into(job.key) if e.source_job]
+    downstream = [e.target_job for e in structure.edges_from(job.key)]
+    return {
+        "upstream": [describe(k) for k in upstream if k in structure.jobs],
+        "downstream": [describe(k) for k in downstream if k in structure.jobs],
+    }
+
+
+def _functions(rt: TurnRuntime, adaptor: str) -> list[dict[str, Any]]:
+    entry = rt.tools.catalogue.get(adaptor)
+    if entry is None:
+        return []
+    return [
+        {"name": f.name, "params": list(f.params), "description": f.description}
+        for f in entry.functions
+    ]
+
+
+async def run_code_agent(
+    rt: TurnRuntime,
+    doc: WorkflowDocument,
+    job_key: str,
+    message: str,
+    emit: Any,
+) -> CodeResult:
+    job = doc.structure.jobs[job_key]
+    functions = _functions(rt, job.adaptor)
+    neighbours = _neighbours(doc, job)
+    system = rt.prompt("job_code")
+    user = rt.prompt("job_code_user").render(
+        step=f"{job.key} ({job.name}), adaptor {job.adaptor}",
+        adaptor_functions="\n".join(
+            f"- {f['name']}({', '.join(f['params'])}): {f['description']}" for f in functions
+        )
+        or "(none listed)",
+        neighbours=json.dumps(neighbours, indent=1),
+        current_code=job.body or "",
+        problems="",
+        request=message,
+    )
+    messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
+    context = RequestContext(
+        user_text=message,
+        page="job",
+        job_key=job_key,
+        job={"key": job.key, "name": job.name, "adaptor": job.adaptor, "body": job.body},
+        adaptor_functions=functions,
+        neighbours=neighbours,
+    )
+    result = CodeResult(job_key)
+    emit(status_event("spinner", "call_job_code_agent", f"Writing code for {job.name}…"))
+    body = job.body or ""
+    for attempt in range(rt.config.code_retries + 1):
+        response = await rt.model("job_code").create(
+            ModelRequest(
+                role="job_code",
+                system=system.render(),
+                messages=messages,
+                tools=[EDIT_TOOL],
+                tool_choice={"type": "auto"},
+                max_tokens=rt.config.max_tokens,
+                context=context,
+                prompt_name=system.name,
+                prompt_version=system.version,
+                prompt_hash=system.hash,
+            )
+        )
+        for key, value in response.usage.as_dict().items():
+            result.usage[key] = result.usage.get(key, 0) + value
+        result.text = response.text.strip()
+        uses = [u for u in response.tool_uses if u["name"] == "edit_job_code"]
+        if not uses:
+            break
+        messages.append({"role": "assistant", "content": response.content})
+        new_body, feedback = _apply(body, uses[0]["input"])
+        if new_body is not None:
+            result.body, result.error = new_body, None
+            break
+        result.error = feedback
+        messages.append(
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": uses[0]["id"],
+                        "content": feedback + " Fix it with another edit_job_code call.",
+                        "is_error": True,
+                    }
+                ],
+            }
+        )
+        if attempt == rt.config.code_retries:
+            break
+    if result.body is not None:
+        settled = f"Wrote code for {job.name}"
+    elif result.error:
+        settled = f"Could not write code for {job.name}"
+    else:
+        settled = f"No code change for {job.name}"
+    emit(status_event("settled", "call_job_code_agent", settled))
+    return result
+
+
+def _apply(body: str, raw: Any) -> tuple[str | None, str]:
+    """``(new_body, "")`` when the edits apply and the code checks clean, else
+    ``(None, why)``."""
+    try:
+        args = EditJobCodeArgs.model_validate(raw)
+        edits = [CodeEdit(e.action, e.new_code, e.old_code) for e in args.edits]
+        new_body = apply_code_edits(body, edits)
+    except ValidationError as exc:
+        return None, f"Invalid edit_job_code input: {exc.errors()[0]['msg']}."
+    except CodeEditError as exc:
+        return None, exc.message
+    problems = check_job_code(new_body)
+    if problems:
+        return None, "The code has problems:\n" + format_problems(problems)
+    return new_body, ""

@@ -1,0 +1,121 @@
+"""The planner node: one model round over the conversation of this turn.
+
+The system prompt is static (cached by the provider); the structure, page,
+mode and errors go in the turn's first user message. When the tool budget is
+spent the round runs with ``tool_choice: none`` so the model summarises.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from agents.events import delta_event
+from agents.models.base import ModelRequest, RequestContext
+from agents.router import page_context
+from agents.runtime import TurnRuntime
+from agents.state import TurnState
+from tools.redaction import redact, render_structure
+from tools.registry import tool_definitions
+
+BUDGET_SPENT_NOTE = (
+    "The tool budget for this turn is spent: make no more tool calls. Tell the user briefly "
+    "what changed and what is still left to do."
+)
+
+
+def first_messages(state: TurnState, rt: TurnRuntime) -> list[dict[str, Any]]:
+    doc = rt.document(state["yaml"], state["version"])
+    errors = state.get("errors")
+    errors_block = (
+        "# Validation errors to fix\n\nThe editor reports that the workflow is invalid:\n"
+        f"{errors}\nChange the workflow so that these errors go away."
+        if errors
+        else ""
+    )
+    mode = (
+        "read-only: answer only, make no changes"
+        if state.get("read_only")
+        else "editing: you may change the workflow"
+    )
+    content = rt.prompt("planner_user").render(
+        structure=render_structure(doc.structure),
+        page_context=page_context(state),
+        mode=mode,
+        errors=errors_block,
+        message=state["user_text"],
+    )
+    return [*_history_messages(state.get("history") or []), {"role": "user", "content": content}]
+
+
+def _history_messages(history: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """Prior turns as alternating user/assistant text, starting with the user."""
+    out: list[dict[str, Any]] = []
+    for item in history:
+        role, text = item.get("role"), item.get("content") or ""
+        if role not in ("user", "assistant") or not text:
+            continue
+        if not out and role == "assistant":
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1] = {"role": role, "content": f"{out[-1]['content']}\n\n{text}"}
+        else:
+            out.append({"role": role, "content": text})
+    if out and out[-1]["role"] == "user":
+        out.pop()  # an unanswered message (e.g. a failed turn) would break alternation
+    return out
+
+
+async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
+    rt = runtime.context
+    doc = rt.document(state["yaml"], state["version"])
+    messages = list(state.get("messages") or first_messages(state, rt))
+    budget_spent = state.get("tool_calls", 0) >= rt.config.max_tool_calls
+    if budget_spent:
+        last = messages[-1]
+        blocks = last["content"] if isinstance(last["content"], list) else [last["content"]]
+        messages[-1] = {**last, "content": [*blocks, {"type": "text", "text": BUDGET_SPENT_NOTE}]}
+    prompt = rt.prompt("planner")
+
+    async def on_text(chunk: str) -> None:
+        runtime.stream_writer(delta_event(chunk))
+
+    request = ModelRequest(
+        role="planner",
+        system=prompt.render(adaptors=rt.adaptor_list),
+        messages=messages,
+        tools=tool_definitions(read_only=bool(state.get("read_only"))),
+        tool_choice={"type": "none"} if budget_spent else {"type": "auto"},
+        max_tokens=rt.config.max_tokens,
+        context=RequestContext(
+            user_text=state["user_text"],
+            structure=redact(doc.structure),
+            page=state.get("page") or "workflow",
+            job_key=state.get("job_key"),
+            read_only=bool(state.get("read_only")),
+            errors=state.get("errors"),
+            history=list(state.get("history") or []),
+        ),
+        prompt_name=prompt.name,
+        prompt_version=prompt.version,
+        prompt_hash=prompt.hash,
+    )
+    response = await rt.model("planner").create(request, on_text=on_text)
+    messages.append({"role": "assistant", "content": response.content})
+    pending = [] if budget_spent else response.tool_uses
+    update: dict[str, Any] = {
+        "messages": messages,
+        "pending": pending,
+        "usage": response_usage(response.usage.as_dict()),
+    }
+    if not pending:
+        text = response.text.strip()
+        if not text and budget_spent:
+            text = "I reached the limit of changes for one turn; ask me to continue."
+        update["final_text"] = text
+    return update
+
+
+def response_usage(usage: dict[str, int]) -> dict[str, int]:
+    return {k: v for k, v in usage.items() if v}

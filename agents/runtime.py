@@ -1,0 +1,113 @@
+"""Run-scoped dependencies of a turn, handed to the graph as LangGraph context.
+
+Nothing here is built at import: the service (or a test) constructs a
+``TurnRuntime`` with its model clients, configuration, tool context and the
+committer that persists each mutation before it is published.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Protocol
+
+from agents.models.base import ChatModel, Role
+from prompts import PromptTemplate, load_prompt
+from tools.base import ToolContext
+from tools.document import WorkflowDocument
+from tools.errors import PlanwrightError
+from tools.structure import Change
+
+
+class CommitError(PlanwrightError):
+    """A mutation could not be persisted; nothing was published."""
+
+    code = "commit_failed"
+
+
+class Committer(Protocol):
+    """Persists a mutation and returns the new version number.
+
+    Called after every successful mutation and before its ``workflow`` event
+    is emitted and before the next tool runs. Must raise on failure.
+    """
+
+    async def commit(
+        self,
+        *,
+        yaml: str,
+        base_version: int,
+        tool: str,
+        changes: list[Change],
+        summary: str,
+        turn_id: str,
+    ) -> int: ...
+
+
+@dataclass
+class InMemoryCommitter:
+    """Keeps versions in memory: for tests, evals and benchmarks."""
+
+    versions: list[dict[str, Any]] = field(default_factory=list)
+
+    async def commit(
+        self,
+        *,
+        yaml: str,
+        base_version: int,
+        tool: str,
+        changes: list[Change],
+        summary: str,
+        turn_id: str,
+    ) -> int:
+        version = base_version + 1
+        self.versions.append(
+            {"version": version, "yaml": yaml, "tool": tool, "summary": summary, "turn": turn_id}
+        )
+        return version
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    max_tool_calls: int = 20
+    max_tokens: int = 4096
+    router_min_confidence: int = 3
+    code_retries: int = 1
+    prompt_versions: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class TurnRuntime:
+    models: Mapping[Role, ChatModel]
+    config: AgentConfig = field(default_factory=AgentConfig)
+    tools: ToolContext = field(default_factory=ToolContext)
+    committer: Committer = field(default_factory=InMemoryCommitter)
+    _doc: WorkflowDocument | None = field(default=None, repr=False)
+    _doc_version: int | None = field(default=None, repr=False)
+
+    def model(self, role: Role) -> ChatModel:
+        return self.models[role]
+
+    def prompt(self, role: str) -> PromptTemplate:
+        return load_prompt(role, self.config.prompt_versions.get(role))
+
+    @cached_property
+    def adaptor_list(self) -> str:
+        return "\n".join(
+            f"- {a.short_name}: {a.description}" for a in self.tools.catalogue.adaptors.values()
+        )
+
+    def document(self, yaml: str, version: int) -> WorkflowDocument:
+        """The live document for ``version``: reused across nodes, parsed only when needed."""
+        if self._doc is None or self._doc_version != version:
+            self._doc = WorkflowDocument.from_yaml(yaml)
+            self._doc_version = version
+        return self._doc
+
+    def adopt(self, doc: WorkflowDocument, version: int) -> None:
+        self._doc, self._doc_version = doc, version
+
+    def forget_document(self) -> None:
+        """Drop the live document (after a failed commit it holds uncommitted edits)."""
+        self._doc, self._doc_version = None, None

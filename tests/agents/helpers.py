@@ -1,0 +1,122 @@
+"""Running turns through the real graph with scripted models."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agents.graph import build_graph
+from agents.models.base import ChatModel
+from agents.runner import TurnRunner
+from agents.runtime import AgentConfig, InMemoryCommitter, TurnRuntime
+from agents.state import TurnInput
+from tools.base import ToolContext
+from tools.document import WorkflowDocument
+
+BASE_YAML = """\
+name: Referral intake
+jobs:
+  fetch:
+    id: 00000000-0000-4000-8000-000000000001
+    name: Fetch referral
+    adaptor: '@openfn/language-http@latest'
+    body: |
+      get('/referrals');
+  check:
+    id: 00000000-0000-4000-8000-000000000002
+    name: Check coverage
+    adaptor: '@openfn/language-fhir@latest'
+    body: // Add operations here
+triggers:
+  webhook:
+    id: 00000000-0000-4000-8000-000000000003
+    type: webhook
+    enabled: false
+edges:
+  webhook->fetch:
+    id: 00000000-0000-4000-8000-000000000004
+    source_trigger: webhook
+    target_job: fetch
+    condition_type: always
+    enabled: true
+  fetch->check:
+    id: 00000000-0000-4000-8000-000000000005
+    source_job: fetch
+    target_job: check
+    condition_type: on_job_success
+    enabled: true
+"""
+
+
+def counting_ids() -> ToolContext:
+    counter = itertools.count(100)
+    return ToolContext(new_id=lambda: f"00000000-0000-4000-8000-{next(counter):012d}")
+
+
+def runtime_for(model: ChatModel, **config: Any) -> TurnRuntime:
+    return TurnRuntime(
+        models={"router": model, "planner": model, "job_code": model},
+        config=AgentConfig(**config),
+        tools=counting_ids(),
+        committer=InMemoryCommitter(),
+    )
+
+
+def turn(text: str, yaml: str = BASE_YAML, **extra: Any) -> TurnInput:
+    base: dict[str, Any] = {
+        "turn_id": extra.pop("turn_id", "turn-1"),
+        "user_text": text,
+        "yaml": yaml,
+        "version": extra.pop("version", 1),
+        "page": "workflow",
+        "job_key": None,
+        "read_only": False,
+        "errors": None,
+        "history": [],
+    }
+    base.update(extra)
+    return base  # type: ignore[return-value]
+
+
+@dataclass
+class Outcome:
+    events: list[dict[str, Any]]
+    state: dict[str, Any]
+    runner: TurnRunner
+    runtime: TurnRuntime = field(repr=False)
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["type"] == kind]
+
+    @property
+    def doc(self) -> WorkflowDocument:
+        return WorkflowDocument.from_yaml(self.state["yaml"])
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.events[-1]
+
+
+async def run(
+    model: ChatModel,
+    text: str,
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    runtime: TurnRuntime | None = None,
+    config: dict[str, Any] | None = None,
+    **extra: Any,
+) -> Outcome:
+    runner = TurnRunner(build_graph(checkpointer or InMemorySaver()))
+    rt = runtime or runtime_for(model, **(config or {}))
+    payload = turn(text, **extra)
+    events = [e async for e in runner.start(payload, rt)]
+    return Outcome(events, await runner.state(payload["turn_id"]), runner, rt)
+
+
+async def resume(outcome: Outcome, approved: bool, turn_id: str = "turn-1") -> Outcome:
+    events = [e async for e in outcome.runner.resume(turn_id, approved, outcome.runtime)]
+    return Outcome(events, await outcome.runner.state(turn_id), outcome.runner, outcome.runtime)

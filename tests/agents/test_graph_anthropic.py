@@ -1,0 +1,95 @@
+"""The core turn paths once through the real anthropic SDK against the fake Messages API."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.models import AnthropicModel, ModelTimeoutError, ModelUnavailableError
+from tests.agents.helpers import BASE_YAML, run, runtime_for
+from tests.fakes.anthropic_server import (
+    FakeAnthropicServer,
+    delay_reply,
+    error_reply,
+    text_reply,
+    tool_reply,
+)
+
+MODELS = {"router": "fake-haiku", "planner": "fake-opus", "job_code": "fake-sonnet"}
+
+
+def _model(server: FakeAnthropicServer, **kwargs: object) -> AnthropicModel:
+    options: dict[str, object] = {"timeout": 5.0, "max_retries": 2, **kwargs}
+    return AnthropicModel(
+        models=MODELS,  # type: ignore[arg-type]
+        api_key="sk-test-key",
+        base_url=server.base_url,
+        **options,  # type: ignore[arg-type]
+    )
+
+
+async def test_tool_round_then_streamed_answer(fake_anthropic: FakeAnthropicServer) -> None:
+    fake_anthropic.queue(
+        tool_reply(("update_jobs", {"jobs": [{"key": "check", "name": "Verify coverage"}]})),
+        text_reply("Renamed Check coverage to Verify coverage."),
+    )
+    outcome = await run(_model(fake_anthropic), "rename check coverage to verify coverage")
+    assert outcome.doc.structure.jobs["check"].name == "Verify coverage"
+    deltas = outcome.of("message.delta")
+    assert len(deltas) > 1
+    assert "".join(d["text"] for d in deltas) == "Renamed Check coverage to Verify coverage."
+    first, second = fake_anthropic.requests
+    assert first.model == "fake-opus" and first.stream
+    assert first.system[0]["cache_control"] == {"type": "ephemeral"}
+    assert first.tools[-1]["cache_control"] == {"type": "ephemeral"}
+    assert {t["name"] for t in first.tools} >= {"add_jobs", "call_job_code_agent"}
+    assert second.messages[-1]["content"][0]["type"] == "tool_result"
+    assert outcome.last["usage"]["input_tokens"] > 0
+
+
+async def test_overloaded_then_success_is_retried_by_the_sdk(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(
+        error_reply(529, "overloaded_error", retry_after=0.01),
+        text_reply("It fetches referrals and checks coverage."),
+    )
+    outcome = await run(_model(fake_anthropic), "what does it do?")
+    assert len(fake_anthropic.requests) == 2
+    assert outcome.of("message")[0]["text"] == "It fetches referrals and checks coverage."
+
+
+async def test_persistent_rate_limit_is_a_typed_failure(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(error_reply(429, "rate_limit_error", retry_after=0.01))
+    with pytest.raises(ModelUnavailableError):
+        await run(_model(fake_anthropic, max_retries=0), "hello")
+
+
+async def test_timeout_fails_typed_and_leaves_the_document_committed(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(
+        tool_reply(("update_workflow", {"name": "Intake"})),
+        delay_reply(2.0, text_reply("too late")),
+    )
+    rt = runtime_for(_model(fake_anthropic, timeout=0.3, max_retries=0))
+    with pytest.raises(ModelTimeoutError):
+        await run(rt.models["planner"], "rename the workflow", runtime=rt)
+    committed = rt.committer.versions  # type: ignore[attr-defined]
+    assert [v["version"] for v in committed] == [2]
+    assert "name: Intake" in committed[-1]["yaml"]
+    assert BASE_YAML.replace("Referral intake", "Intake") == committed[-1]["yaml"]
+
+
+async def test_router_uses_the_small_model_with_a_forced_route_call(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(
+        tool_reply(("route", {"destination": "planner", "confidence": 4})),
+        text_reply("That step has no code yet."),
+    )
+    await run(_model(fake_anthropic), "what does this code do?", page="job", job_key="check")
+    router_call = fake_anthropic.requests[0]
+    assert router_call.model == "fake-haiku"
+    assert router_call.tool_choice == {"type": "tool", "name": "route"}

@@ -1,0 +1,93 @@
+"""Destructive changes pause the turn; it resumes from the checkpointer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+from agents.graph import build_graph
+from agents.models import ScriptedModel
+from agents.runner import TurnRunner
+from tests.agents.helpers import BASE_YAML, resume, run, runtime_for, turn
+
+S = ScriptedModel
+
+
+def _remove_fetch_script() -> ScriptedModel:
+    return ScriptedModel(
+        [
+            S.tool_calls(("remove_jobs", {"keys": ["fetch"]})),
+            S.text("Removed Fetch referral."),
+        ]
+    )
+
+
+async def test_removing_a_step_with_code_pauses_for_confirmation() -> None:
+    outcome = await run(_remove_fetch_script(), "remove the fetch step")
+    assert outcome.last["type"] == "confirm.required"
+    assert "Fetch referral" in outcome.last["question"]
+    assert outcome.last["request_id"].startswith("confirm-")
+    assert outcome.of("workflow") == []
+    assert outcome.state["yaml"] == BASE_YAML
+
+
+async def test_approval_resumes_and_removes() -> None:
+    paused = await run(_remove_fetch_script(), "remove the fetch step")
+    done = await resume(paused, approved=True)
+    assert done.last["type"] == "turn.completed"
+    assert "fetch" not in done.doc.structure.jobs
+    assert [f["version"] for f in done.of("workflow")] == [2]
+    assert done.of("message")[0]["text"] == "Removed Fetch referral."
+
+
+async def test_declining_reports_back_to_the_model_and_changes_nothing() -> None:
+    model = ScriptedModel(
+        [
+            S.tool_calls(("remove_jobs", {"keys": ["fetch"]})),
+            S.text("OK, I kept Fetch referral."),
+        ]
+    )
+    paused = await run(model, "remove the fetch step")
+    done = await resume(paused, approved=False)
+    assert done.state["yaml"] == BASE_YAML
+    declined = model.requests[-1].messages[-1]["content"][0]
+    assert declined["is_error"] and "declined" in declined["content"]
+    assert done.of("message")[0]["text"] == "OK, I kept Fetch referral."
+
+
+async def test_removing_an_empty_step_needs_no_confirmation() -> None:
+    model = ScriptedModel(
+        [S.tool_calls(("remove_jobs", {"keys": ["check"]})), S.text("Removed it.")]
+    )
+    outcome = await run(model, "remove check coverage")
+    assert outcome.last["type"] == "turn.completed"
+    assert "check" not in outcome.doc.structure.jobs
+
+
+async def test_removing_every_step_asks_even_without_code() -> None:
+    yaml = BASE_YAML.replace("      get('/referrals');\n", "      // Add operations here\n")
+    model = ScriptedModel([S.tool_calls(("remove_jobs", {"keys": ["fetch", "check"]}))])
+    outcome = await run(model, "start over", yaml=yaml)
+    assert outcome.last["type"] == "confirm.required"
+    assert "all 2 steps" in outcome.last["question"]
+
+
+async def test_resume_from_a_fresh_graph_on_the_same_checkpointer(tmp_path: Path) -> None:
+    database = str(tmp_path / "checkpoints.sqlite")
+    async with AsyncSqliteSaver.from_conn_string(database) as saver:
+        first = TurnRunner(build_graph(saver))
+        model_a = ScriptedModel([S.tool_calls(("remove_jobs", {"keys": ["fetch"]}))])
+        events = [e async for e in first.start(turn("remove fetch"), runtime_for(model_a))]
+        assert events[-1]["type"] == "confirm.required"
+
+    # "Another process": a new connection, a new graph, new model clients.
+    async with AsyncSqliteSaver.from_conn_string(database) as saver:
+        second = TurnRunner(build_graph(saver))
+        model_b = ScriptedModel([S.text("Removed Fetch referral.")])
+        events = [e async for e in second.resume("turn-1", True, runtime_for(model_b))]
+        state = await second.state("turn-1")
+    assert events[-1]["type"] == "turn.completed"
+    assert [e["version"] for e in events if e["type"] == "workflow"] == [2]
+    assert "fetch:" not in state["yaml"]
+    assert model_b.requests[0].messages[-1]["content"][0]["content"].startswith("Removed")

@@ -1,0 +1,41 @@
+"""Stitching sub-agent code into a step, by exact key, after the code checks."""
+
+from __future__ import annotations
+
+from tools.base import ToolResult
+from tools.document import WorkflowDocument
+from tools.errors import PlanwrightError
+from tools.job_code import check_job_code, format_problems
+from tools.refs import require_job
+from tools.structure import Change, Draft, UpdateEntry
+
+
+def stitch_job_code(doc: WorkflowDocument, job_key: str, body: str) -> ToolResult:
+    """Replace the body of step ``job_key`` with ``body`` if it parses and lints clean.
+
+    The step is named exactly (no fuzzy matching); nothing else in the document
+    is touched. A body with problems is refused and the document is unchanged.
+    """
+    try:
+        job = require_job(doc.structure, job_key)
+    except PlanwrightError as exc:
+        return ToolResult.failure(exc.code, exc.message, mutating=True)
+    problems = check_job_code(body)
+    if problems:
+        return ToolResult.failure(
+            "invalid_job_code",
+            f"The code for {job_key!r} has problems:\n{format_problems(problems)}\n".rstrip(),
+            mutating=True,
+        )
+    if body == job.body:
+        return ToolResult(ok=True, text=f"The code of {job_key!r} is unchanged.")
+    draft = Draft(doc.structure)
+    draft.apply(UpdateEntry("jobs", job_key, {"body": body}))
+    draft.note(Change("updated", "job", job_key, "code"))
+    doc.apply(draft.ops, draft.structure)
+    lines = len([line for line in body.splitlines() if line.strip()])
+    return ToolResult(
+        ok=True,
+        text=f"Wrote {lines} lines of code for {job.name} ({job_key}).",
+        changes=draft.changes,
+    )
