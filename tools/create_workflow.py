@@ -14,7 +14,7 @@ class CreateWorkflowArgs(ToolArgs):
     workflow that has no steps yet; to change an existing one use the other edit tools."""
 
     name: str = Field(description="Workflow name.")
-    jobs: list[JobSpec] = Field(description="The steps, in order.")
+    jobs: list[JobSpec] = Field(min_length=1, description="The steps, in order.")
     edges: list[EdgeSpec] = Field(
         default_factory=list, description="Edges between steps (and from the trigger)."
     )

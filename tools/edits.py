@@ -276,7 +276,9 @@ def set_trigger(draft: Draft, spec: TriggerSpec, ctx: ToolContext, *, connect: b
     if spec.cron_expression is not None:
         values["cron_expression"] = " ".join(spec.cron_expression.split())
     if spec.cron_cursor_job is not None:
-        values["cron_cursor_job_id"] = require_job(structure, spec.cron_cursor_job).id
+        cursor_job = require_job(structure, spec.cron_cursor_job)
+        # A step loaded without an id is referenced by its key (rename/remove follow keys too).
+        values["cron_cursor_job_id"] = cursor_job.id or cursor_job.key
     for name in WEBHOOK_FIELDS:
         given = getattr(spec, name)
         if given is not None:

@@ -8,6 +8,7 @@ and writes to the document only if the call introduced no problem.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -69,7 +70,12 @@ def default_context() -> ToolContext:
 
 
 def tool_definitions(*, read_only: bool = False) -> list[dict[str, Any]]:
-    """Anthropic tool definitions generated from the args models."""
+    """Anthropic tool definitions generated from the args models (shared: do not mutate)."""
+    return _tool_definitions(read_only)
+
+
+@functools.cache
+def _tool_definitions(read_only: bool) -> list[dict[str, Any]]:
     return [
         {
             "name": spec.name,
@@ -90,7 +96,10 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
         if isinstance(node, dict):
             if "$ref" in node:
                 return inline(defs[node["$ref"].rsplit("/", 1)[-1]])
-            return {k: inline(v) for k, v in node.items() if k != "title"}
+            # "title" annotations only; a property *named* title maps to a dict.
+            return {
+                k: inline(v) for k, v in node.items() if not (k == "title" and isinstance(v, str))
+            }
         if isinstance(node, list):
             return [inline(item) for item in node]
         return node

@@ -100,7 +100,9 @@ def entry_fields(section: Section) -> tuple[str, ...]:
 
 def make_entry(section: Section, key: str, values: dict[str, Any]) -> Entry:
     names = {f.name for f in fields(_ENTRY_TYPES[section])}
-    return _ENTRY_TYPES[section](key=key, **{k: v for k, v in values.items() if k in names})
+    known = {k: v for k, v in values.items() if k in names}
+    known.setdefault("id", None)  # hand-written documents may leave ids out
+    return _ENTRY_TYPES[section](key=key, **known)
 
 
 # --- primitive ops ---------------------------------------------------------

@@ -224,7 +224,14 @@ def _edge_problems(structure: Structure) -> list[Problem]:
 
 
 def _cycle_problems(structure: Structure) -> list[Problem]:
-    """Kahn's algorithm over job-to-job edges; whatever never drains is on a cycle."""
+    """One problem per cycle among job-to-job edges.
+
+    Kahn's algorithm is the fast path: if every step drains there is no cycle.
+    Otherwise the undrained steps (those on a cycle plus those downstream of
+    one) are split into strongly connected components, and each component
+    that loops gets its own problem, with its steps in the subject, so a call
+    that adds a new cycle to a document that already had one is still blocked.
+    """
     indegree = dict.fromkeys(structure.jobs, 0)
     successors: dict[str, list[str]] = {k: [] for k in structure.jobs}
     for edge in structure.edges.values():
@@ -243,12 +250,59 @@ def _cycle_problems(structure: Structure) -> list[Problem]:
                 ready.append(nxt)
     if drained == len(indegree):
         return []
-    looped = sorted(k for k, d in indegree.items() if d > 0)
+    undrained = [k for k, d in indegree.items() if d > 0]
+    inside = set(undrained)
+    graph = {k: [n for n in successors[k] if n in inside] for k in undrained}
+    loops = [
+        sorted(group)
+        for group in _strongly_connected(undrained, graph)
+        if len(group) > 1 or group[0] in graph[group[0]]
+    ]
     return [
         Problem(
             "cycle",
-            "edges",
+            "edges.cycle." + ",".join(looped),
             "The edges would form a cycle through " + ", ".join(repr(k) for k in looped) + "; "
             "workflows run forward only.",
         )
+        for looped in sorted(loops)
     ]
+
+
+def _strongly_connected(nodes: list[str], graph: dict[str, list[str]]) -> list[list[str]]:
+    """Kosaraju's algorithm, iterative (no recursion limit on long chains)."""
+    finished: list[str] = []
+    seen: set[str] = set()
+    for start in nodes:
+        if start in seen:
+            continue
+        seen.add(start)
+        stack = [(start, iter(graph[start]))]
+        while stack:
+            node, pending = stack[-1]
+            nxt = next((n for n in pending if n not in seen), None)
+            if nxt is None:
+                stack.pop()
+                finished.append(node)
+            else:
+                seen.add(nxt)
+                stack.append((nxt, iter(graph[nxt])))
+    reverse: dict[str, list[str]] = {k: [] for k in nodes}
+    for node, targets in graph.items():
+        for target in targets:
+            reverse[target].append(node)
+    assigned: set[str] = set()
+    groups: list[list[str]] = []
+    for start in reversed(finished):
+        if start in assigned:
+            continue
+        assigned.add(start)
+        group, todo = [start], [start]
+        while todo:
+            for prev in reverse[todo.pop()]:
+                if prev not in assigned:
+                    assigned.add(prev)
+                    group.append(prev)
+                    todo.append(prev)
+        groups.append(group)
+    return groups

@@ -23,7 +23,11 @@ DEFAULT_MAX_BYTES = 1024 * 1024
 DEFAULT_MAX_DEPTH = 32
 # Wide enough that no scalar is ever re-folded on dump: documents round-trip.
 EMIT_WIDTH = 4096
-_STANDARD_TAG_PREFIX = "tag:yaml.org,2002:"
+# Only the YAML core schema's own tags: "!!python/..." shares the prefix but not the safety.
+_ALLOWED_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}"
+    for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "binary")
+)
 
 
 class _GuardedComposer(Composer):
@@ -49,7 +53,7 @@ class _GuardedComposer(Composer):
                     code="yaml_alias_not_allowed",
                 )
             tag = event.tag
-            if tag is not None and tag != "!" and not str(tag).startswith(_STANDARD_TAG_PREFIX):
+            if tag is not None and tag != "!" and str(tag) not in _ALLOWED_TAGS:
                 raise DocumentError(
                     f"YAML tag {tag!s} is not allowed (line {event.start_mark.line + 1}).",
                     code="yaml_tag_not_allowed",

@@ -1,0 +1,262 @@
+"""Read tools, the sub-agent tool, read-only sessions, unknown tools and tool definitions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.unit.tool_helpers import (
+    FIXTURE_FETCH_BODY,
+    call,
+    fails,
+    fixture_doc,
+    make_context,
+    ok,
+    referral_doc,
+)
+from tools.base import ToolContext
+from tools.document import WorkflowDocument
+from tools.registry import MUTATING_TOOLS, TOOLS, tool_definitions
+
+READ_TOOLS = {"inspect_job_code", "search_documentation"}
+
+
+@pytest.fixture
+def ctx() -> ToolContext:
+    return make_context()
+
+
+@pytest.fixture
+def doc(ctx: ToolContext) -> WorkflowDocument:
+    return referral_doc(ctx)
+
+
+# =========================================================================== inspect_job_code
+
+
+def test_inspect_job_code_returns_bodies() -> None:
+    ctx = make_context()
+    doc = fixture_doc()
+    before = doc.to_yaml()
+    result = ok(doc, "inspect_job_code", {"job_keys": ["fetch-referrals", "notify-team"]}, ctx)
+    assert result.data == {
+        "bodies": {"fetch-referrals": FIXTURE_FETCH_BODY, "notify-team": "// Add operations here"}
+    }
+    assert result.text.startswith(
+        "--- fetch-referrals (Fetch referrals, @openfn/language-http@6.5.1) ---\n"
+        "// Pull new referrals since the cursor\n"
+    )
+    assert "--- notify-team (Notify team, @openfn/language-gmail@latest) ---" in result.text
+    assert result.changes == [] and result.structure is None
+    assert doc.to_yaml() == before
+
+
+def test_inspect_job_code_deduplicates(ctx: ToolContext, doc: WorkflowDocument) -> None:
+    result = ok(doc, "inspect_job_code", {"job_keys": ["notify-team", "notify-team"]}, ctx)
+    assert result.data is not None
+    assert list(result.data["bodies"]) == ["notify-team"]
+    assert result.text.count("--- notify-team") == 1
+
+
+def test_inspect_unknown_job(ctx: ToolContext, doc: WorkflowDocument) -> None:
+    result = fails(
+        doc, "inspect_job_code", {"job_keys": ["notify-team", "Notify team"]}, ctx, "unknown_job"
+    )
+    assert "use the key" in result.text
+    assert "was not changed" not in result.text  # a read tool changes nothing anyway
+
+
+@pytest.mark.parametrize("keys", [[], ["notify-team"] * 21])
+def test_inspect_argument_limits(ctx: ToolContext, doc: WorkflowDocument, keys: Any) -> None:
+    fails(doc, "inspect_job_code", {"job_keys": keys}, ctx, "invalid_arguments")
+
+
+# =========================================================================== search_documentation
+
+
+def test_search_documentation_returns_hits(ctx: ToolContext, doc: WorkflowDocument) -> None:
+    result = ok(doc, "search_documentation", {"query": "post json to an http endpoint"}, ctx)
+    assert result.data is not None
+    hits = result.data["hits"]
+    assert 1 <= len(hits) <= 5
+    assert hits[0]["title"].startswith("http.post(")
+    assert hits[0]["adaptor"] == "@openfn/language-http"
+    assert "http.post(" in result.text
+
+
+def test_search_documentation_limits_and_filters(ctx: ToolContext, doc: WorkflowDocument) -> None:
+    result = ok(
+        doc,
+        "search_documentation",
+        {"query": "create a record", "adaptor": "salesforce", "num_results": 2},
+        ctx,
+    )
+    assert result.data is not None
+    assert 1 <= len(result.data["hits"]) <= 2
+    assert {h["adaptor"] for h in result.data["hits"]} == {"@openfn/language-salesforce"}
+
+
+def test_search_documentation_without_match(ctx: ToolContext, doc: WorkflowDocument) -> None:
+    result = ok(doc, "search_documentation", {"query": "zzqxvw plonkety"}, ctx)
+    assert result.data == {"hits": []}
+    assert "No documentation matched" in result.text
+
+
+def test_search_documentation_unknown_adaptor(ctx: ToolContext, doc: WorkflowDocument) -> None:
+    result = fails(
+        doc, "search_documentation", {"query": "post", "adaptor": "htttp"}, ctx, "unknown_adaptor"
+    )
+    assert "@openfn/language-http" in result.text
+
+
+@pytest.mark.parametrize(
+    "args", [{"query": ""}, {"query": "x", "num_results": 0}, {"query": "x", "num_results": 21}]
+)
+def test_search_documentation_bad_arguments(
+    ctx: ToolContext, doc: WorkflowDocument, args: Any
+) -> None:
+    fails(doc, "search_documentation", args, ctx, "invalid_arguments")
+
+
+# =========================================================================== call_job_code_agent
+
+
+def test_call_job_code_agent(ctx: ToolContext, doc: WorkflowDocument) -> None:
+    before = doc.to_yaml()
+    message = "POST each referral to /coverage and keep the responses in state.coverage"
+    result = ok(doc, "call_job_code_agent", {"job_key": "check-coverage", "message": message}, ctx)
+    assert result.data == {"job_key": "check-coverage", "message": message}
+    assert "check-coverage" in result.text
+    assert doc.to_yaml() == before
+
+
+def test_call_job_code_agent_unknown_key(ctx: ToolContext, doc: WorkflowDocument) -> None:
+    result = fails(
+        doc,
+        "call_job_code_agent",
+        {"job_key": "check", "message": "write it"},
+        ctx,
+        "unknown_job",
+    )
+    assert "Did you mean 'check-coverage'?" in result.text
+
+
+@pytest.mark.parametrize(
+    "args", [{"job_key": "check-coverage"}, {"job_key": "check-coverage", "message": ""}]
+)
+def test_call_job_code_agent_bad_arguments(
+    ctx: ToolContext, doc: WorkflowDocument, args: Any
+) -> None:
+    fails(doc, "call_job_code_agent", args, ctx, "invalid_arguments")
+
+
+# =========================================================================== read-only sessions
+
+# Valid calls on referral_doc: refused only because the session is read-only.
+VALID_MUTATIONS: dict[str, dict[str, Any]] = {
+    "create_workflow": {"name": "W", "jobs": [{"name": "A", "adaptor": "http"}]},
+    "update_workflow": {"name": "Renamed"},
+    "add_jobs": {"jobs": [{"name": "Archive", "adaptor": "common"}]},
+    "update_jobs": {"jobs": [{"key": "notify-team", "name": "Tell team"}]},
+    "remove_jobs": {"keys": ["notify-team"]},
+    "add_edges": {"edges": [{"source": "fetch-referrals", "target": "notify-team"}]},
+    "update_edges": {
+        "edges": [{"source": "fetch-referrals", "target": "check-coverage", "enabled": False}]
+    },
+    "remove_edges": {"edges": [{"source": "fetch-referrals", "target": "check-coverage"}]},
+    "set_trigger": {"type": "webhook", "enabled": True},
+    "call_job_code_agent": {"job_key": "notify-team", "message": "send an email"},
+}
+
+
+def test_every_mutating_tool_has_a_read_only_case() -> None:
+    assert set(VALID_MUTATIONS) == set(MUTATING_TOOLS)
+    assert set(TOOLS) - set(MUTATING_TOOLS) == READ_TOOLS
+
+
+@pytest.mark.parametrize("tool", sorted(VALID_MUTATIONS))
+def test_read_only_refuses_mutations(ctx: ToolContext, doc: WorkflowDocument, tool: str) -> None:
+    result = fails(doc, tool, VALID_MUTATIONS[tool], ctx, "read_only", read_only=True)
+    assert "read-only" in result.text
+
+
+# What each of those calls does to referral_doc when the session may write.
+EFFECTS: dict[str, Callable[[WorkflowDocument], bool]] = {
+    "update_workflow": lambda d: d.name == "Renamed",
+    "add_jobs": lambda d: d.structure.jobs["archive"].adaptor == "@openfn/language-common@latest",
+    "update_jobs": lambda d: d.structure.jobs["notify-team"].name == "Tell team",
+    "remove_jobs": lambda d: "notify-team" not in d.structure.jobs,
+    "add_edges": lambda d: d.structure.find_edge("fetch-referrals", "notify-team") is not None,
+    "update_edges": lambda d: d.structure.edges["fetch-referrals->check-coverage"].enabled is False,
+    "remove_edges": lambda d: "fetch-referrals->check-coverage" not in d.structure.edges,
+    "set_trigger": lambda d: d.structure.triggers["webhook"].enabled is True,
+    "call_job_code_agent": lambda d: d.structure == referral_doc(make_context()).structure,
+}
+
+
+@pytest.mark.parametrize("tool", sorted(EFFECTS))
+def test_same_calls_succeed_outside_read_only(tool: str) -> None:
+    ctx = make_context()
+    doc = referral_doc(ctx)
+    ok(doc, tool, VALID_MUTATIONS[tool], ctx)
+    assert EFFECTS[tool](doc)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("inspect_job_code", {"job_keys": ["notify-team"]}),
+        ("search_documentation", {"query": "send email"}),
+    ],
+)
+def test_read_only_allows_read_tools(
+    ctx: ToolContext, doc: WorkflowDocument, tool: str, args: Any
+) -> None:
+    before = doc.to_yaml()
+    result = call(doc, tool, args, ctx, read_only=True)
+    assert result.ok is True, result.text
+    assert result.data
+    assert doc.to_yaml() == before
+
+
+def test_unknown_tool(ctx: ToolContext, doc: WorkflowDocument) -> None:
+    result = fails(doc, "delete_everything", {}, ctx, "unknown_tool")
+    assert "add_jobs" in result.text and "search_documentation" in result.text
+    assert "was not changed" not in result.text
+
+
+# =========================================================================== tool definitions
+
+
+def _walk(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _walk(item)
+
+
+def test_read_only_definitions_have_only_read_tools() -> None:
+    assert {d["name"] for d in tool_definitions(read_only=True)} == READ_TOOLS
+    assert [d["name"] for d in tool_definitions()] == list(TOOLS)
+
+
+@pytest.mark.parametrize("definition", tool_definitions(), ids=lambda d: d["name"])
+def test_definition_shape(definition: dict[str, Any]) -> None:
+    assert set(definition) == {"name", "description", "input_schema"}
+    assert definition["description"].strip()
+    schema = definition["input_schema"]
+    assert schema["type"] == "object"
+    assert schema["additionalProperties"] is False
+    assert "$defs" not in schema
+    for node in _walk(schema):
+        assert "$ref" not in node
+        assert "title" not in node
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            assert "id" not in properties
+            assert "body" not in properties
