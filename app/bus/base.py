@@ -1,0 +1,50 @@
+"""The event bus and turn lock interfaces, shared by the in-process and Redis versions.
+
+Events published per workflow are JSON-able dicts. ``workflow`` events carry
+``version``; a subscriber that passes ``since_version`` first receives every
+retained ``workflow`` event newer than that version, then live events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any, Protocol
+
+Event = dict[str, Any]
+
+
+class Subscription(Protocol):
+    """Live events for one workflow. Iterate it; ``close`` (or ``async with``) ends it."""
+
+    def __aiter__(self) -> AsyncIterator[Event]: ...
+
+    async def close(self) -> None: ...
+
+
+class EventBus(Protocol):
+    async def publish(self, workflow_id: str, event: Event) -> None: ...
+
+    async def subscribe(
+        self, workflow_id: str, *, since_version: int | None = None
+    ) -> Subscription:
+        """Start listening now; when ``since_version`` is given, replay retained
+        ``workflow`` events with a greater version first (in version order, no duplicates
+        with the live ones). Returns once the subscription is live."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class LockHandle(Protocol):
+    token: str
+
+    async def release(self) -> None: ...
+
+
+class TurnLock(Protocol):
+    """One turn at a time per workflow, across every worker."""
+
+    async def acquire(self, workflow_id: str, *, ttl_s: float = 30.0) -> LockHandle | None:
+        """The lock, or ``None`` when another turn holds it. While held, it is renewed
+        in the background until released; if the holder dies it expires after ``ttl_s``."""
+        ...

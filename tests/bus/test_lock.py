@@ -1,0 +1,170 @@
+"""The turn lock contract, in-process and over Redis (see conftest.Kit)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from app.bus import InProcessLock, RedisLock
+from tests.bus.conftest import Kit
+
+
+async def test_second_acquire_gets_none(kit: Kit) -> None:
+    lock = await kit.lock()
+    other = await kit.peer_lock(lock)
+    wf = kit.wf()
+    handle = await lock.acquire(wf)
+    assert handle is not None and handle.token
+    assert await other.acquire(wf) is None
+    assert await lock.acquire(wf) is None
+    assert await other.acquire(kit.wf()) is not None  # other workflows are independent
+    await handle.release()
+
+
+async def test_release_then_acquire(kit: Kit) -> None:
+    lock = await kit.lock()
+    other = await kit.peer_lock(lock)
+    wf = kit.wf()
+    first = await lock.acquire(wf)
+    assert first is not None
+    await first.release()
+    await first.release()  # idempotent
+    second = await other.acquire(wf)
+    assert second is not None and second.token != first.token
+    await second.release()
+
+
+async def test_lock_expires_when_its_holder_stops_renewing(kit: Kit) -> None:
+    lock = await kit.lock()
+    other = await kit.peer_lock(lock)
+    wf = kit.wf()
+    dead = await lock.acquire(wf, ttl_s=0.2, renew=False)  # a worker that died
+    assert dead is not None
+    assert await other.acquire(wf) is None
+    await asyncio.sleep(0.35)
+    taker = await other.acquire(wf)
+    assert taker is not None
+    await taker.release()
+
+
+async def test_cancelled_renewal_lets_the_lock_expire(kit: Kit) -> None:
+    lock = await kit.lock()
+    wf = kit.wf()
+    handle = await lock.acquire(wf, ttl_s=0.3)
+    assert handle is not None
+    await handle.stop_renewal()
+    await asyncio.sleep(0.5)
+    taker = await (await kit.peer_lock(lock)).acquire(wf)
+    assert taker is not None
+    await taker.release()
+
+
+async def test_stale_release_keeps_the_new_holders_lock(kit: Kit) -> None:
+    lock = await kit.lock()
+    other = await kit.peer_lock(lock)
+    wf = kit.wf()
+    stale = await lock.acquire(wf, ttl_s=0.2, renew=False)
+    assert stale is not None
+    await asyncio.sleep(0.35)
+    current = await other.acquire(wf, ttl_s=5)
+    assert current is not None
+    await stale.release()  # must not delete `current`'s lock
+    assert await lock.acquire(wf) is None
+    assert await other.acquire(wf) is None
+    await current.release()
+    again = await lock.acquire(wf)
+    assert again is not None
+    await again.release()
+
+
+async def test_renewal_keeps_the_lock_past_its_ttl(kit: Kit) -> None:
+    lock = await kit.lock()
+    other = await kit.peer_lock(lock)
+    wf = kit.wf()
+    handle = await lock.acquire(wf, ttl_s=0.3)
+    assert handle is not None
+    for _ in range(5):  # 1.25 s, four times the ttl
+        await asyncio.sleep(0.25)
+        assert await other.acquire(wf) is None
+    assert not handle.lost
+    await handle.release()
+    taker = await other.acquire(wf)
+    assert taker is not None
+    await taker.release()
+
+
+async def test_renewal_notices_a_lost_lock(kit: Kit) -> None:
+    lock = await kit.lock()
+    other = await kit.peer_lock(lock)
+    wf = kit.wf()
+    handle = await lock.acquire(wf, ttl_s=0.3)
+    assert handle is not None
+    await kit.drop_lock(lock, wf)  # it expired behind the holder's back...
+    taker = await other.acquire(wf, ttl_s=5)  # ...and someone else took it
+    assert taker is not None
+    await asyncio.sleep(0.25)
+    assert handle.lost
+    assert await lock.acquire(wf) is None  # renewal did not steal it back
+    await handle.release()
+    assert await lock.acquire(wf) is None  # nor did the release delete it
+    await taker.release()
+
+
+async def test_concurrent_acquires_have_one_winner(kit: Kit) -> None:
+    lock = await kit.lock()
+    other = await kit.peer_lock(lock)
+    for _ in range(20):
+        wf = kit.wf()
+        results = await asyncio.gather(*(lk.acquire(wf) for lk in (lock, other, lock, other)))
+        winners = [h for h in results if h is not None]
+        assert len(winners) == 1
+        await winners[0].release()
+
+
+async def test_close_releases_held_locks_and_stops_renewal(kit: Kit) -> None:
+    lock = await kit.lock()
+    wf = kit.wf()
+    handle = await lock.acquire(wf, ttl_s=10)
+    assert handle is not None
+    await lock.close()
+    assert handle.released
+    again = await lock.acquire(wf)
+    assert again is not None
+    await again.release()
+
+
+async def test_ttl_must_be_positive(kit: Kit) -> None:
+    lock = await kit.lock()
+    with pytest.raises(ValueError):
+        await lock.acquire(kit.wf(), ttl_s=0)
+
+
+async def test_in_process_lock_follows_the_injected_clock() -> None:
+    now = [1000.0]
+    lock = InProcessLock(clock=lambda: now[0])
+    handle = await lock.acquire("wf", ttl_s=30, renew=False)
+    assert handle is not None
+    now[0] += 29.9
+    assert await lock.acquire("wf") is None
+    now[0] += 0.2
+    taker = await lock.acquire("wf", renew=False)
+    assert taker is not None
+    await handle.release()
+    assert await lock.acquire("wf") is None
+    await taker.release()
+
+
+async def test_redis_lock_uses_set_nx_px_with_the_token(redis_kit: Kit) -> None:
+    lock = await redis_kit.lock()
+    assert isinstance(lock, RedisLock)
+    wf = redis_kit.wf()
+    handle = await lock.acquire(wf, ttl_s=5)
+    assert handle is not None
+    probe = await redis_kit.client()
+    key = f"{redis_kit.prefix}:wf:{wf}:lock"
+    assert lock.key(wf) == key
+    assert await probe.get(key) == handle.token.encode()
+    assert 0 < await probe.pttl(key) <= 5000
+    await handle.release()
+    assert await probe.exists(key) == 0
