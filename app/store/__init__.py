@@ -1,0 +1,36 @@
+"""Persistence: SQLModel tables, Alembic migrations applied on start, the async ``Store``.
+
+Typical start-up::
+
+    engine = create_engine(settings.database_url)  # sqlite:///planwright.db, postgres://...
+    await migrate(engine)
+    store = Store(engine)
+    ...
+    await engine.dispose()
+"""
+
+from app.errors import ConflictError, NotFoundError, VersionConflictError
+from app.store.database import create_engine, migrate, normalise_url
+from app.store.repository import (
+    MessageRecord,
+    SessionRecord,
+    Store,
+    TurnRecord,
+    VersionRecord,
+    WorkflowRecord,
+)
+
+__all__ = [
+    "ConflictError",
+    "MessageRecord",
+    "NotFoundError",
+    "SessionRecord",
+    "Store",
+    "TurnRecord",
+    "VersionConflictError",
+    "VersionRecord",
+    "WorkflowRecord",
+    "create_engine",
+    "migrate",
+    "normalise_url",
+]

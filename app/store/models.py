@@ -1,0 +1,141 @@
+"""The tables. The schema itself is created by the Alembic migrations, never by
+``create_all``; a test checks that the migrations and these models agree.
+
+Timestamps are timezone-aware UTC on the way in and out, on SQLite as well
+(:class:`UTCDateTime`). Constraint names follow the metadata naming convention,
+so later migrations can drop or alter them by name on every backend.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from sqlalchemy import CheckConstraint, DateTime, Dialect, MetaData, Table, Text, UniqueConstraint
+from sqlalchemy.types import TypeDecorator
+from sqlmodel import Field, SQLModel
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+# Must be set before the tables below are declared: names are computed when
+# constraints attach to their tables.
+SQLModel.metadata.naming_convention = NAMING_CONVENTION
+metadata: MetaData = SQLModel.metadata
+
+Role = Literal["user", "assistant"]
+TurnStatus = Literal["running", "paused", "completed", "failed", "cancelled"]
+ROLES: tuple[Role, ...] = ("user", "assistant")
+TURN_STATUSES: tuple[TurnStatus, ...] = ("running", "paused", "completed", "failed", "cancelled")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """``TIMESTAMP WITH TIME ZONE`` that refuses naive values and always returns UTC."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTCDateTime column")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        # SQLite stores no offset; the value was written as UTC.
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Workflow(SQLModel, table=True):
+    __tablename__ = "workflows"
+
+    id: str = Field(primary_key=True)
+    name: str
+    yaml: str = Field(sa_type=Text)
+    version: int
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+    owner: str | None = None
+
+
+class WorkflowVersion(SQLModel, table=True):
+    __tablename__ = "workflow_versions"
+    __table_args__ = (UniqueConstraint("workflow_id", "version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    workflow_id: str = Field(foreign_key="workflows.id", ondelete="CASCADE", index=True)
+    version: int
+    yaml: str = Field(sa_type=Text)
+    author: str | None = None
+    session_id: str | None = None
+    turn_id: str | None = None
+    tool: str | None = None
+    summary: str = Field(default="", sa_type=Text)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class ChatSession(SQLModel, table=True):
+    __tablename__ = "chat_sessions"
+
+    id: str = Field(primary_key=True)
+    workflow_id: str = Field(foreign_key="workflows.id", ondelete="CASCADE", index=True)
+    read_only: bool = False
+    owner: str | None = None
+    created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class Message(SQLModel, table=True):
+    __tablename__ = "messages"
+    __table_args__ = (CheckConstraint(_in("role", ROLES), name="role"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    session_id: str = Field(foreign_key="chat_sessions.id", ondelete="CASCADE", index=True)
+    role: str
+    content: str = Field(sa_type=Text)
+    turn_id: str | None = None
+    created_at: datetime = Field(sa_type=UTCDateTime)
+
+
+class Turn(SQLModel, table=True):
+    __tablename__ = "turns"
+    __table_args__ = (CheckConstraint(_in("status", TURN_STATUSES), name="status"),)
+
+    id: str = Field(primary_key=True)
+    session_id: str = Field(foreign_key="chat_sessions.id", ondelete="CASCADE", index=True)
+    workflow_id: str = Field(foreign_key="workflows.id", ondelete="CASCADE", index=True)
+    route: str | None = None
+    status: str
+    tool_rounds: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration_ms: int | None = None
+    prompt_versions: str = Field(default="{}", sa_type=Text)
+    error_code: str | None = None
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+
+
+def table(model: type[SQLModel]) -> Table:
+    """The Core ``Table`` of a model (the repository queries through Core)."""
+    t = model.__table__  # type: ignore[attr-defined]
+    assert isinstance(t, Table)
+    return t
+
+
+workflows = table(Workflow)
+workflow_versions = table(WorkflowVersion)
+chat_sessions = table(ChatSession)
+messages = table(Message)
+turns = table(Turn)

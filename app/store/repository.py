@@ -1,0 +1,469 @@
+"""The async repository: every read and write the service makes, as plain records.
+
+Queries go through SQLAlchemy Core on the model tables, one short transaction
+per call, and return frozen pydantic records, so nothing handed out is tied to
+a session. Transactions that write are opened with :data:`WRITE_OPTIONS`
+(``BEGIN IMMEDIATE`` on SQLite) so concurrent writers queue rather than fail.
+
+The one subtle operation is :meth:`Store.commit_version`: a conditional
+``UPDATE ... WHERE version = expected`` and the version-row ``INSERT`` in one
+transaction. On Postgres a concurrent committer blocks on the row lock, then
+re-checks the condition against the committed row and updates nothing, so exactly
+one of several commits based on the same version wins; the unique
+``(workflow_id, version)`` constraint backs this up.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import Executable, RowMapping, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.errors import ConflictError, NotFoundError, VersionConflictError
+from app.store.database import WRITE_OPTIONS
+from app.store.models import (
+    ROLES,
+    TURN_STATUSES,
+    Role,
+    TurnStatus,
+    chat_sessions,
+    messages,
+    turns,
+    workflow_versions,
+    workflows,
+)
+
+__all__ = [
+    "MessageRecord",
+    "SessionRecord",
+    "Store",
+    "TurnRecord",
+    "VersionRecord",
+    "WorkflowRecord",
+]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> Self:
+        return cls.model_validate(dict(row))
+
+
+class WorkflowRecord(_Record):
+    id: str
+    name: str
+    version: int
+    yaml: str
+    owner: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class VersionRecord(_Record):
+    """One row of a workflow's history; ``yaml`` only from :meth:`Store.get_version`."""
+
+    workflow_id: str
+    version: int
+    author: str | None
+    tool: str | None
+    summary: str
+    session_id: str | None
+    turn_id: str | None
+    created_at: datetime
+    yaml: str | None = None
+
+
+class SessionRecord(_Record):
+    id: str
+    workflow_id: str
+    read_only: bool
+    owner: str | None
+    created_at: datetime
+
+
+class MessageRecord(_Record):
+    id: int
+    session_id: str
+    role: Role
+    content: str
+    turn_id: str | None
+    created_at: datetime
+
+
+class TurnRecord(_Record):
+    id: str
+    session_id: str
+    workflow_id: str
+    route: str | None
+    status: TurnStatus
+    tool_rounds: int
+    input_tokens: int
+    output_tokens: int
+    duration_ms: int | None
+    prompt_versions: dict[str, str]
+    error_code: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> Self:
+        data = dict(row)
+        data["prompt_versions"] = json.loads(data["prompt_versions"])
+        return cls.model_validate(data)
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _uuid() -> str:
+    return str(uuid.uuid4())
+
+
+_VERSION_COLUMNS = [c for c in workflow_versions.c if c.name not in ("id", "yaml")]
+
+
+class Store:
+    """Persistence for workflows, their versions, chat sessions, messages and turns.
+
+    ``now`` must return timezone-aware datetimes; ``new_id`` makes workflow and
+    session ids. Both are injectable for tests.
+    """
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        now: Callable[[], datetime] = _utcnow,
+        new_id: Callable[[], str] = _uuid,
+    ) -> None:
+        self.engine = engine
+        self._writer = engine.execution_options(**WRITE_OPTIONS)
+        self._now = now
+        self._new_id = new_id
+
+    # -- workflows -----------------------------------------------------------------------
+
+    async def create_workflow(
+        self,
+        *,
+        name: str,
+        yaml: str,
+        author: str | None = None,
+        owner: str | None = None,
+        tool: str = "create",
+        summary: str = "Created the workflow",
+    ) -> WorkflowRecord:
+        """A new workflow at version 1 (and its version row). ``owner`` defaults to ``author``;
+        pass ``tool="import"`` for an imported document."""
+        now = self._clock()
+        record = WorkflowRecord(
+            id=self._new_id(),
+            name=name,
+            version=1,
+            yaml=yaml,
+            owner=owner if owner is not None else author,
+            created_at=now,
+            updated_at=now,
+        )
+        async with self._writer.begin() as conn:
+            await conn.execute(insert(workflows).values(record.model_dump()))
+            await conn.execute(
+                insert(workflow_versions).values(
+                    workflow_id=record.id,
+                    version=1,
+                    yaml=yaml,
+                    author=author,
+                    tool=tool,
+                    summary=summary,
+                    created_at=now,
+                )
+            )
+        return record
+
+    async def get_workflow(self, workflow_id: str) -> WorkflowRecord | None:
+        row = await self._first(select(workflows).where(workflows.c.id == workflow_id))
+        return None if row is None else WorkflowRecord.from_row(row)
+
+    async def require_workflow(self, workflow_id: str) -> WorkflowRecord:
+        """:meth:`get_workflow`, raising :class:`NotFoundError` when there is none."""
+        record = await self.get_workflow(workflow_id)
+        if record is None:
+            raise NotFoundError(f"no workflow {workflow_id!r}", workflow_id=workflow_id)
+        return record
+
+    async def list_workflows(self, *, limit: int | None = None) -> list[WorkflowRecord]:
+        """Newest first (by creation time)."""
+        query = select(workflows).order_by(workflows.c.created_at.desc(), workflows.c.id.desc())
+        if limit is not None:
+            query = query.limit(limit)
+        return [WorkflowRecord.from_row(r) for r in await self._all(query)]
+
+    async def commit_version(
+        self,
+        workflow_id: str,
+        *,
+        yaml: str,
+        expected_version: int,
+        tool: str,
+        name: str | None = None,
+        author: str | None = None,
+        session_id: str | None = None,
+        turn_id: str | None = None,
+        summary: str = "",
+    ) -> int:
+        """Make ``yaml`` (and ``name``, unless ``None``) the current document, as version
+        ``expected_version + 1``, atomically with its version row.
+
+        Raises :class:`VersionConflictError` (``current_version`` in its details) when
+        the workflow is no longer at ``expected_version``, and :class:`NotFoundError`
+        when it does not exist; either way nothing is written.
+        """
+        new_version = expected_version + 1
+        now = self._clock()
+        values: dict[str, Any] = {"yaml": yaml, "version": new_version, "updated_at": now}
+        if name is not None:
+            values["name"] = name
+        try:
+            async with self._writer.begin() as conn:
+                result = await conn.execute(
+                    update(workflows)
+                    .where(workflows.c.id == workflow_id)
+                    .where(workflows.c.version == expected_version)
+                    .values(values)
+                )
+                if result.rowcount != 1:
+                    current = await conn.scalar(
+                        select(workflows.c.version).where(workflows.c.id == workflow_id)
+                    )
+                    if current is None:
+                        raise NotFoundError(f"no workflow {workflow_id!r}", workflow_id=workflow_id)
+                    raise _conflict(workflow_id, expected_version, current)
+                await conn.execute(
+                    insert(workflow_versions).values(
+                        workflow_id=workflow_id,
+                        version=new_version,
+                        yaml=yaml,
+                        author=author,
+                        session_id=session_id,
+                        turn_id=turn_id,
+                        tool=tool,
+                        summary=summary,
+                        created_at=now,
+                    )
+                )
+        except IntegrityError as exc:
+            # Only the (workflow_id, version) uniqueness can fail here: a stray version
+            # row written outside this method. Report it as the conflict it is.
+            current = await self.get_workflow(workflow_id)
+            version = None if current is None else current.version
+            raise _conflict(workflow_id, expected_version, version) from exc
+        return new_version
+
+    # -- versions ------------------------------------------------------------------------
+
+    async def list_versions(self, workflow_id: str) -> list[VersionRecord]:
+        """History without the YAML, newest first (empty for an unknown workflow)."""
+        query = (
+            select(*_VERSION_COLUMNS)
+            .where(workflow_versions.c.workflow_id == workflow_id)
+            .order_by(workflow_versions.c.version.desc())
+        )
+        return [VersionRecord.from_row(r) for r in await self._all(query)]
+
+    async def get_version(self, workflow_id: str, version: int) -> VersionRecord | None:
+        """One version, with its YAML."""
+        query = select(*_VERSION_COLUMNS, workflow_versions.c.yaml).where(
+            workflow_versions.c.workflow_id == workflow_id,
+            workflow_versions.c.version == version,
+        )
+        row = await self._first(query)
+        return None if row is None else VersionRecord.from_row(row)
+
+    # -- sessions and messages -----------------------------------------------------------
+
+    async def create_session(
+        self, *, workflow_id: str, read_only: bool, owner: str | None = None
+    ) -> SessionRecord:
+        record = SessionRecord(
+            id=self._new_id(),
+            workflow_id=workflow_id,
+            read_only=read_only,
+            owner=owner,
+            created_at=self._clock(),
+        )
+        try:
+            async with self._writer.begin() as conn:
+                await conn.execute(insert(chat_sessions).values(record.model_dump()))
+        except IntegrityError as exc:
+            raise NotFoundError(f"no workflow {workflow_id!r}", workflow_id=workflow_id) from exc
+        return record
+
+    async def get_session(self, session_id: str) -> SessionRecord | None:
+        row = await self._first(select(chat_sessions).where(chat_sessions.c.id == session_id))
+        return None if row is None else SessionRecord.from_row(row)
+
+    async def add_message(
+        self, session_id: str, role: Role, content: str, turn_id: str | None = None
+    ) -> MessageRecord:
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, not {role!r}")
+        values = {
+            "session_id": session_id,
+            "role": role,
+            "content": content,
+            "turn_id": turn_id,
+            "created_at": self._clock(),
+        }
+        try:
+            async with self._writer.begin() as conn:
+                result = await conn.execute(insert(messages).values(values))
+                (message_id,) = result.inserted_primary_key or (None,)
+        except IntegrityError as exc:
+            raise NotFoundError(f"no session {session_id!r}", session_id=session_id) from exc
+        return MessageRecord.model_validate({"id": message_id, **values})
+
+    async def list_messages(self, session_id: str) -> list[MessageRecord]:
+        """Oldest first (empty for an unknown session)."""
+        query = select(messages).where(messages.c.session_id == session_id).order_by(messages.c.id)
+        return [MessageRecord.from_row(r) for r in await self._all(query)]
+
+    # -- turns ---------------------------------------------------------------------------
+
+    async def start_turn(
+        self,
+        turn_id: str,
+        *,
+        session_id: str,
+        workflow_id: str,
+        prompt_versions: Mapping[str, str] | None = None,
+    ) -> TurnRecord:
+        """Record a ``running`` turn. :class:`ConflictError` if ``turn_id`` is taken,
+        :class:`NotFoundError` if the session or workflow does not exist."""
+        now = self._clock()
+        record = TurnRecord(
+            id=turn_id,
+            session_id=session_id,
+            workflow_id=workflow_id,
+            route=None,
+            status="running",
+            tool_rounds=0,
+            input_tokens=0,
+            output_tokens=0,
+            duration_ms=None,
+            prompt_versions=dict(prompt_versions or {}),
+            error_code=None,
+            created_at=now,
+            updated_at=now,
+        )
+        row = record.model_dump()
+        row["prompt_versions"] = json.dumps(record.prompt_versions, sort_keys=True)
+        try:
+            async with self._writer.begin() as conn:
+                await conn.execute(insert(turns).values(row))
+        except IntegrityError as exc:
+            if await self.get_turn(turn_id) is not None:
+                raise ConflictError(f"turn {turn_id!r} already exists", turn_id=turn_id) from exc
+            raise NotFoundError(
+                f"no session {session_id!r} for workflow {workflow_id!r}",
+                session_id=session_id,
+                workflow_id=workflow_id,
+            ) from exc
+        return record
+
+    async def finish_turn(
+        self,
+        turn_id: str,
+        *,
+        status: TurnStatus,
+        route: str | None = None,
+        tool_rounds: int = 0,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        duration_ms: int | None = None,
+        error_code: str | None = None,
+    ) -> TurnRecord:
+        """Set a turn's outcome (also ``paused``, or ``running`` again on resume).
+        ``route=None`` keeps the route already recorded."""
+        _check_status(status)
+        values: dict[str, Any] = {
+            "status": status,
+            "tool_rounds": tool_rounds,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "duration_ms": duration_ms,
+            "error_code": error_code,
+        }
+        if route is not None:
+            values["route"] = route
+        return await self._update_turn(turn_id, values)
+
+    async def update_turn_status(self, turn_id: str, status: TurnStatus) -> TurnRecord:
+        """Change only the status (``paused`` at a confirmation, ``running`` on resume)."""
+        _check_status(status)
+        return await self._update_turn(turn_id, {"status": status})
+
+    async def get_turn(self, turn_id: str) -> TurnRecord | None:
+        row = await self._first(select(turns).where(turns.c.id == turn_id))
+        return None if row is None else TurnRecord.from_row(row)
+
+    async def paused_turn(self, session_id: str) -> TurnRecord | None:
+        """The session's most recent ``paused`` turn (waiting for a confirmation), if any."""
+        query = (
+            select(turns)
+            .where(turns.c.session_id == session_id, turns.c.status == "paused")
+            .order_by(turns.c.created_at.desc(), turns.c.id.desc())
+            .limit(1)
+        )
+        row = await self._first(query)
+        return None if row is None else TurnRecord.from_row(row)
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _clock(self) -> datetime:
+        now = self._now()
+        if now.tzinfo is None:
+            raise ValueError("the Store clock must return timezone-aware datetimes")
+        return now.astimezone(UTC)
+
+    async def _update_turn(self, turn_id: str, values: dict[str, Any]) -> TurnRecord:
+        values["updated_at"] = self._clock()
+        statement = update(turns).where(turns.c.id == turn_id).values(values).returning(turns)
+        async with self._writer.begin() as conn:
+            row = (await conn.execute(statement)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"no turn {turn_id!r}", turn_id=turn_id)
+        return TurnRecord.from_row(row)
+
+    async def _first(self, query: Executable) -> RowMapping | None:
+        async with self.engine.connect() as conn:
+            return (await conn.execute(query)).mappings().first()
+
+    async def _all(self, query: Executable) -> Sequence[RowMapping]:
+        async with self.engine.connect() as conn:
+            return (await conn.execute(query)).mappings().all()
+
+
+def _check_status(status: str) -> None:
+    if status not in TURN_STATUSES:
+        raise ValueError(f"status must be one of {TURN_STATUSES}, not {status!r}")
+
+
+def _conflict(workflow_id: str, expected: int, current: int | None) -> VersionConflictError:
+    return VersionConflictError(
+        f"workflow {workflow_id!r} is at version {current}, not {expected}"
+        if current is not None
+        else f"workflow {workflow_id!r} has moved past version {expected}",
+        workflow_id=workflow_id,
+        expected_version=expected,
+        current_version=current,
+    )
