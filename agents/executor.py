@@ -162,6 +162,7 @@ async def _commit(
     try:
         new_version = await rt.committer.commit(
             yaml=yaml,
+            name=doc.name,
             base_version=version,
             tool=tool,
             changes=result.changes,

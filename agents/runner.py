@@ -42,6 +42,14 @@ class TurnRunner:
         snapshot = await self.graph.aget_state(self.config(turn_id))
         return dict(snapshot.values)
 
+    async def pending_confirmation(self, turn_id: str) -> dict[str, Any] | None:
+        """The confirmation a paused turn waits for (``request_id``, ``question``)."""
+        snapshot = await self.graph.aget_state(self.config(turn_id))
+        for interrupt in snapshot.interrupts:
+            value: dict[str, Any] = interrupt.value
+            return value
+        return None
+
     async def _run(self, payload: Any, turn_id: str, runtime: TurnRuntime) -> AsyncIterator[Event]:
         started = time.perf_counter()
         config = self.config(turn_id)

@@ -4,21 +4,41 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends, Header
+from starlette.requests import HTTPConnection
 
+from app.auth import Principal, bearer_token
+from app.errors import ForbiddenError
+from app.services import Services
 from app.settings import Settings
-from tools.base import ToolContext
 
 
-def _settings(request: Request) -> Settings:
-    settings: Settings = request.app.state.settings
-    return settings
+def _services(connection: HTTPConnection) -> Services:
+    services: Services = connection.app.state.services
+    return services
 
 
-def _tool_context(request: Request) -> ToolContext:
-    context: ToolContext = request.app.state.tool_context
-    return context
+def _settings(connection: HTTPConnection) -> Settings:
+    return _services(connection).settings
 
 
+ServicesDep = Annotated[Services, Depends(_services)]
 SettingsDep = Annotated[Settings, Depends(_settings)]
-ToolContextDep = Annotated[ToolContext, Depends(_tool_context)]
+
+
+def _principal(
+    services: ServicesDep, authorization: Annotated[str | None, Header()] = None
+) -> Principal:
+    return services.auth.authenticate(bearer_token(authorization))
+
+
+PrincipalDep = Annotated[Principal, Depends(_principal)]
+
+
+def _editor(principal: PrincipalDep) -> Principal:
+    if not principal.can_edit:
+        raise ForbiddenError("Reviewers can read workflows but not change them.")
+    return principal
+
+
+EditorDep = Annotated[Principal, Depends(_editor)]

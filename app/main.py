@@ -2,32 +2,43 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from functools import partial
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 
-from app.api import meta
+from agents.models.base import ChatModel, Role
+from app.api import meta, sessions, workflows
+from app.http_errors import http_status
+from app.services import open_services
 from app.settings import Settings
-from tools.base import ToolContext
-from tools.catalogue import load_catalogue
-from tools.docs_search import DocsIndex
+from app.ws import chat, watch
+from tools.errors import PlanwrightError
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, *, models: Mapping[Role, ChatModel] | None = None
+) -> FastAPI:
     settings = settings or Settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        catalogue = load_catalogue()
-        docs = DocsIndex.build(catalogue, package_docs_dir=settings.adaptor_docs_dir)
-        app.state.settings = settings
-        app.state.tool_context = ToolContext(
-            catalogue_loader=lambda: catalogue, docs_loader=partial(lambda d: d, docs)
-        )
-        yield
+        async with open_services(settings, models=models) as services:
+            app.state.services = services
+            yield
 
     app = FastAPI(title="Planwright", version="0.1.0", lifespan=lifespan)
-    app.include_router(meta.router)
+
+    @app.exception_handler(PlanwrightError)
+    async def planwright_error(request: Request, exc: PlanwrightError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if http_status(exc) == 401 else None
+        return JSONResponse(
+            {"error": {"code": exc.code, "message": exc.message}},
+            status_code=http_status(exc),
+            headers=headers,
+        )
+
+    for module in (meta, workflows, sessions, chat, watch):
+        app.include_router(module.router)
     return app

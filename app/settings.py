@@ -7,13 +7,20 @@ Standard variable names are used where an ecosystem already has one
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import AliasChoices, Field, SecretStr, TypeAdapter, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tools.yaml_io import DEFAULT_MAX_BYTES
+
+Role = Literal["editor", "reviewer", "admin"]
+
+
+def _alias(name: str) -> AliasChoices:
+    return AliasChoices(name, f"PLANWRIGHT_{name}")
 
 
 class Settings(BaseSettings):
@@ -25,12 +32,14 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = 8000
 
-    anthropic_api_key: SecretStr | None = Field(
-        None, validation_alias=AliasChoices("ANTHROPIC_API_KEY", "PLANWRIGHT_ANTHROPIC_API_KEY")
+    tokens: SecretStr | None = Field(
+        None,
+        description='Bearer tokens and their roles, as JSON: {"<token>": "editor"}. '
+        "Unset: single-user mode, loopback only.",
     )
-    anthropic_base_url: str | None = Field(
-        None, validation_alias=AliasChoices("ANTHROPIC_BASE_URL", "PLANWRIGHT_ANTHROPIC_BASE_URL")
-    )
+
+    anthropic_api_key: SecretStr | None = Field(None, validation_alias=_alias("ANTHROPIC_API_KEY"))
+    anthropic_base_url: str | None = Field(None, validation_alias=_alias("ANTHROPIC_BASE_URL"))
     router_model: str = "claude-haiku-4-5"
     planner_model: str = "claude-opus-4-5"
     job_code_model: str = "claude-sonnet-4-5"
@@ -38,21 +47,63 @@ class Settings(BaseSettings):
     model_max_retries: int = 3
     max_tool_calls: int = 20
 
+    database_url: str = Field("sqlite:///planwright.db", validation_alias=_alias("DATABASE_URL"))
+    redis_url: str | None = Field(None, validation_alias=_alias("REDIS_URL"))
+    checkpoint_path: Path = Field(
+        Path("planwright-checkpoints.db"),
+        description="SQLite file for paused turns when DATABASE_URL is not Postgres.",
+    )
+
     max_yaml_bytes: int = DEFAULT_MAX_BYTES
+    max_frame_bytes: int = 64 * 1024
+    send_queue_size: int = 256
+    turn_lock_ttl_s: float = 30.0
     adaptor_docs_dir: Path | None = Field(
         None, description="Folder of locally installed adaptor packages (planwright adaptor-docs)."
     )
 
     @model_validator(mode="after")
-    def _refuse_unsafe_defaults(self) -> Settings:
+    def _refuse_unsafe_settings(self) -> Settings:
         if self.max_tool_calls < 1:
             raise ValueError("max_tool_calls must be at least 1")
         if self.max_yaml_bytes < 1024:
             raise ValueError("max_yaml_bytes must be at least 1024")
+        roles = self.token_roles()
+        if not roles and not _is_loopback(self.host):
+            raise ValueError(
+                f"refusing to listen on {self.host} without PLANWRIGHT_TOKENS: with no tokens "
+                "the server is single-user and binds to 127.0.0.1 only"
+            )
+        if self.environment == "production" and not roles:
+            raise ValueError("production needs PLANWRIGHT_TOKENS")
+        if self.environment == "production" and any(len(t) < 16 for t in roles):
+            raise ValueError("production tokens must be at least 16 characters")
         return self
+
+    def token_roles(self) -> dict[str, Role]:
+        """The configured tokens and their roles (parsed from the secret JSON)."""
+        if self.tokens is None or not self.tokens.get_secret_value().strip():
+            return {}
+        return _TOKEN_TABLE.validate_json(self.tokens.get_secret_value())
 
     @property
     def uses_anthropic(self) -> bool:
         return self.anthropic_api_key is not None and bool(
             self.anthropic_api_key.get_secret_value()
         )
+
+    @property
+    def single_user(self) -> bool:
+        return not self.token_roles()
+
+
+_TOKEN_TABLE: TypeAdapter[dict[str, Role]] = TypeAdapter(dict[str, Role])
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

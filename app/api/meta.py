@@ -10,7 +10,7 @@ from app.deps import SettingsDep
 from tools.model import workflow_json_schema
 from tools.registry import tool_definitions
 
-router = APIRouter()
+router = APIRouter(tags=["meta"])
 
 
 @router.get("/healthz")

@@ -1,0 +1,74 @@
+"""REST request and response bodies."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CreateWorkflow(_Body):
+    name: str | None = Field(None, max_length=100)
+    yaml: str | None = None
+
+
+class PutWorkflow(_Body):
+    yaml: str
+    expected_version: int = Field(ge=1)
+
+
+class Revert(_Body):
+    version: int = Field(ge=1)
+
+
+class Workflow(BaseModel):
+    id: str
+    name: str
+    version: int
+    yaml: str
+    problems: list[str] = Field(default_factory=list)
+
+
+class WorkflowSummary(BaseModel):
+    id: str
+    name: str
+    version: int
+    updated_at: datetime
+
+
+class Version(BaseModel):
+    version: int
+    author: str | None
+    tool: str | None
+    summary: str
+    session_id: str | None
+    turn_id: str | None
+    created_at: datetime
+    yaml: str | None = None
+
+
+class CreateSession(_Body):
+    workflow_id: str
+    read_only: bool = False
+
+
+class Message(BaseModel):
+    role: str
+    content: str
+    turn_id: str | None
+    created_at: datetime
+
+
+class Session(BaseModel):
+    id: str
+    workflow_id: str
+    read_only: bool
+
+
+class SessionDetail(Session):
+    messages: list[Message]
+    workflow: Workflow

@@ -1,0 +1,57 @@
+"""Chat sessions: open one on a workflow, reload it (messages + document) anywhere."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from app.api import schemas
+from app.auth import Principal
+from app.deps import PrincipalDep, ServicesDep
+from app.errors import NotFoundError
+from app.services import Services
+from app.store import SessionRecord
+
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+
+
+async def owned_session(services: Services, session_id: str, principal: Principal) -> SessionRecord:
+    """The session, if it exists and this principal may use it (else 404, not 403:
+    another user's session ids are not confirmed to exist)."""
+    session = await services.store.get_session(session_id)
+    if session is None or not principal.may_use_session(session.owner):
+        raise NotFoundError(f"There is no session {session_id!r}.")
+    return session
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+async def create_session(
+    body: schemas.CreateSession, services: ServicesDep, principal: PrincipalDep
+) -> schemas.Session:
+    if await services.store.get_workflow(body.workflow_id) is None:
+        raise NotFoundError(f"There is no workflow {body.workflow_id!r}.")
+    # Reviewers only ever get read-only sessions, whatever they ask for.
+    read_only = body.read_only or not principal.can_edit
+    session = await services.store.create_session(
+        workflow_id=body.workflow_id, read_only=read_only, owner=principal.subject
+    )
+    return schemas.Session(id=session.id, workflow_id=session.workflow_id, read_only=read_only)
+
+
+@router.get("/{session_id}")
+async def get_session(
+    session_id: str, services: ServicesDep, principal: PrincipalDep
+) -> schemas.SessionDetail:
+    session = await owned_session(services, session_id, principal)
+    workflow = await services.store.get_workflow(session.workflow_id)
+    if workflow is None:
+        raise NotFoundError("The session's workflow no longer exists.")
+    messages = await services.store.list_messages(session.id)
+    return schemas.SessionDetail(
+        id=session.id,
+        workflow_id=session.workflow_id,
+        read_only=session.read_only,
+        messages=[schemas.Message.model_validate(m, from_attributes=True) for m in messages],
+        workflow=schemas.Workflow(
+            id=workflow.id, name=workflow.name, version=workflow.version, yaml=workflow.yaml
+        ),
+    )

@@ -1,0 +1,168 @@
+"""Workflows: create or import, read, replace, export, versions, revert."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response, status
+
+from app.api import schemas
+from app.deps import EditorDep, PrincipalDep, ServicesDep
+from app.errors import NotFoundError
+from app.services import Services
+from app.store import WorkflowRecord
+from tools.document import WorkflowDocument
+from tools.importing import mint_missing_ids
+from tools.registry import document_problems
+
+router = APIRouter(prefix="/v1/workflows", tags=["workflows"])
+
+
+def _accept_yaml(services: Services, text: str) -> tuple[WorkflowDocument, list[str]]:
+    """Parse (rejecting hostile or mistyped YAML), mint missing ids, list problems."""
+    doc = WorkflowDocument.from_yaml(text, max_bytes=services.settings.max_yaml_bytes)
+    mint_missing_ids(doc, services.tools.new_id)
+    problems = [p.message for p in document_problems(doc, services.tools) if p.blocking]
+    return doc, problems
+
+
+def _out(record: WorkflowRecord, problems: list[str] | None = None) -> schemas.Workflow:
+    return schemas.Workflow(
+        id=record.id,
+        name=record.name,
+        version=record.version,
+        yaml=record.yaml,
+        problems=problems or [],
+    )
+
+
+async def _workflow(services: Services, workflow_id: str) -> WorkflowRecord:
+    record = await services.store.get_workflow(workflow_id)
+    if record is None:
+        raise NotFoundError(f"There is no workflow {workflow_id!r}.")
+    return record
+
+
+async def _publish(services: Services, record: WorkflowRecord, tool: str) -> None:
+    await services.bus.publish(
+        record.id,
+        {
+            "type": "workflow",
+            "workflow_id": record.id,
+            "version": record.version,
+            "yaml": record.yaml,
+            "changes": [{"action": "updated", "kind": "workflow", "key": "*", "detail": tool}],
+        },
+    )
+
+
+@router.post("", status_code=status.HTTP_201_CREATED)
+async def create_workflow(
+    body: schemas.CreateWorkflow, services: ServicesDep, principal: EditorDep
+) -> schemas.Workflow:
+    if body.yaml is not None:
+        doc, problems = _accept_yaml(services, body.yaml)
+        name = body.name or doc.name or "Untitled workflow"
+    else:
+        doc, problems = WorkflowDocument.new(body.name or "Untitled workflow"), []
+        name = doc.name or "Untitled workflow"
+    record = await services.store.create_workflow(
+        name=name, yaml=doc.to_yaml(), author=principal.subject
+    )
+    return _out(record, problems)
+
+
+@router.get("")
+async def list_workflows(
+    services: ServicesDep, principal: PrincipalDep
+) -> list[schemas.WorkflowSummary]:
+    return [
+        schemas.WorkflowSummary(id=w.id, name=w.name, version=w.version, updated_at=w.updated_at)
+        for w in await services.store.list_workflows()
+    ]
+
+
+@router.get("/{workflow_id}")
+async def get_workflow(
+    workflow_id: str, services: ServicesDep, principal: PrincipalDep
+) -> schemas.Workflow:
+    return _out(await _workflow(services, workflow_id))
+
+
+@router.get("/{workflow_id}/export")
+async def export_workflow(
+    workflow_id: str, services: ServicesDep, principal: PrincipalDep
+) -> Response:
+    record = await _workflow(services, workflow_id)
+    filename = f"{record.id}.yaml"
+    return Response(
+        record.yaml,
+        media_type="application/yaml",
+        headers={"content-disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+@router.put("/{workflow_id}")
+async def put_workflow(
+    workflow_id: str, body: schemas.PutWorkflow, services: ServicesDep, principal: EditorDep
+) -> schemas.Workflow:
+    await _workflow(services, workflow_id)
+    doc, problems = _accept_yaml(services, body.yaml)
+    await services.store.commit_version(
+        workflow_id,
+        yaml=doc.to_yaml(),
+        name=doc.name,
+        expected_version=body.expected_version,
+        author=principal.subject,
+        session_id=None,
+        turn_id=None,
+        tool="put",
+        summary="Replaced the document",
+    )
+    record = await _workflow(services, workflow_id)
+    await _publish(services, record, "put")
+    return _out(record, problems)
+
+
+@router.get("/{workflow_id}/versions")
+async def list_versions(
+    workflow_id: str, services: ServicesDep, principal: PrincipalDep
+) -> list[schemas.Version]:
+    await _workflow(services, workflow_id)
+    return [
+        schemas.Version.model_validate(v, from_attributes=True)
+        for v in await services.store.list_versions(workflow_id)
+    ]
+
+
+@router.get("/{workflow_id}/versions/{version}")
+async def get_version(
+    workflow_id: str, version: int, services: ServicesDep, principal: PrincipalDep
+) -> schemas.Version:
+    found = await services.store.get_version(workflow_id, version)
+    if found is None:
+        raise NotFoundError(f"Workflow {workflow_id!r} has no version {version}.")
+    return schemas.Version.model_validate(found, from_attributes=True)
+
+
+@router.post("/{workflow_id}/revert")
+async def revert(
+    workflow_id: str, body: schemas.Revert, services: ServicesDep, principal: EditorDep
+) -> schemas.Workflow:
+    current = await _workflow(services, workflow_id)
+    target = await services.store.get_version(workflow_id, body.version)
+    if target is None or target.yaml is None:
+        raise NotFoundError(f"Workflow {workflow_id!r} has no version {body.version}.")
+    doc = WorkflowDocument.from_yaml(target.yaml, max_bytes=services.settings.max_yaml_bytes)
+    await services.store.commit_version(
+        workflow_id,
+        yaml=target.yaml,
+        name=doc.name,
+        expected_version=current.version,
+        author=principal.subject,
+        session_id=None,
+        turn_id=None,
+        tool="revert",
+        summary=f"Reverted to version {body.version}",
+    )
+    record = await _workflow(services, workflow_id)
+    await _publish(services, record, "revert")
+    return _out(record)

@@ -1,0 +1,83 @@
+"""Everything the app wires at start-up, in one place (built in ``lifespan``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from agents.graph import build_graph
+from agents.models.base import ChatModel, Role
+from agents.runner import TurnRunner
+from agents.runtime import AgentConfig
+from app.ai import build_models
+from app.auth import Authenticator
+from app.bus import make_bus
+from app.bus.base import EventBus, TurnLock
+from app.settings import Settings
+from app.store import Store, create_engine, migrate, normalise_url
+from app.turns import TurnService
+from tools.base import ToolContext
+from tools.catalogue import load_catalogue
+from tools.docs_search import DocsIndex
+
+
+@dataclass
+class Services:
+    settings: Settings
+    auth: Authenticator
+    store: Store
+    bus: EventBus
+    lock: TurnLock
+    tools: ToolContext
+    turns: TurnService
+    runner: TurnRunner
+
+
+@asynccontextmanager
+async def open_checkpointer(settings: Settings) -> AsyncIterator[Any]:
+    """Postgres checkpointer when the database is Postgres, else a SQLite file."""
+    url = normalise_url(settings.database_url)
+    if url.startswith("postgresql"):
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        conninfo = url.replace("postgresql+asyncpg://", "postgresql://", 1)
+        async with AsyncPostgresSaver.from_conn_string(conninfo) as saver:
+            await saver.setup()
+            yield saver
+    else:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
+            yield saver
+
+
+@asynccontextmanager
+async def open_services(
+    settings: Settings, *, models: Mapping[Role, ChatModel] | None = None
+) -> AsyncIterator[Services]:
+    async with AsyncExitStack() as stack:
+        engine = create_engine(settings.database_url)
+        stack.push_async_callback(engine.dispose)
+        await migrate(engine)
+        store = Store(engine)
+        bus, lock = make_bus(settings.redis_url)
+        stack.push_async_callback(bus.close)
+        catalogue = load_catalogue()
+        docs = DocsIndex.build(catalogue, package_docs_dir=settings.adaptor_docs_dir)
+        tools = ToolContext(catalogue_loader=lambda: catalogue, docs_loader=lambda: docs)
+        saver = await stack.enter_async_context(open_checkpointer(settings))
+        runner = TurnRunner(build_graph(saver))
+        turns = TurnService(
+            store=store,
+            bus=bus,
+            lock=lock,
+            runner=runner,
+            models=models or build_models(settings),
+            tools=tools,
+            config=AgentConfig(max_tool_calls=settings.max_tool_calls),
+            lock_ttl_s=settings.turn_lock_ttl_s,
+        )
+        stack.push_async_callback(turns.shutdown)
+        yield Services(settings, Authenticator(settings), store, bus, lock, tools, turns, runner)

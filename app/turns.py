@@ -1,0 +1,275 @@
+"""Running chat turns for the service: lock, graph, persistence, publication, frames.
+
+One turn at a time per workflow (the bus's ``TurnLock``, across workers).
+Each mutation is committed as a version row by :class:`StoreCommitter` and
+published on the bus before the graph emits its ``workflow`` event, so
+nothing is ever streamed that is not persisted. Errors become ``error``
+frames; the document stays at its last committed version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agents.models.base import ChatModel, Role
+from agents.runner import TurnRunner
+from agents.runtime import AgentConfig, TurnRuntime
+from agents.state import TurnInput
+from app.auth import Principal
+from app.bus.base import EventBus, TurnLock
+from app.errors import ConflictError
+from app.store import SessionRecord, Store
+from app.store.models import TurnStatus
+from tools.base import ToolContext
+from tools.errors import PlanwrightError
+from tools.structure import Change
+
+log = logging.getLogger(__name__)
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class BusyError(ConflictError):
+    code = "busy"
+
+
+@dataclass
+class StoreCommitter:
+    store: Store
+    bus: EventBus
+    workflow_id: str
+    session_id: str
+    author: str
+
+    async def commit(
+        self,
+        *,
+        yaml: str,
+        name: str | None,
+        base_version: int,
+        tool: str,
+        changes: list[Change],
+        summary: str,
+        turn_id: str,
+    ) -> int:
+        # Commit and publish together: a cancelled turn never leaves a persisted
+        # version unpublished.
+        return await asyncio.shield(
+            self._commit(yaml, name, base_version, tool, changes, summary, turn_id)
+        )
+
+    async def _commit(
+        self,
+        yaml: str,
+        name: str | None,
+        base_version: int,
+        tool: str,
+        changes: list[Change],
+        summary: str,
+        turn_id: str,
+    ) -> int:
+        version = await self.store.commit_version(
+            self.workflow_id,
+            yaml=yaml,
+            name=name,
+            expected_version=base_version,
+            author=self.author,
+            session_id=self.session_id,
+            turn_id=turn_id,
+            tool=tool,
+            summary=summary,
+        )
+        await self.bus.publish(
+            self.workflow_id,
+            {
+                "type": "workflow",
+                "workflow_id": self.workflow_id,
+                "version": version,
+                "yaml": yaml,
+                "changes": [c.as_dict() for c in changes],
+                "turn_id": turn_id,
+            },
+        )
+        return version
+
+
+@dataclass
+class TurnRequest:
+    session: SessionRecord
+    principal: Principal
+    content: str
+    page: str = "workflow"
+    job_key: str | None = None
+    errors: str | None = None
+
+
+class TurnService:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        bus: EventBus,
+        lock: TurnLock,
+        runner: TurnRunner,
+        models: Mapping[Role, ChatModel],
+        tools: ToolContext,
+        config: AgentConfig,
+        lock_ttl_s: float = 30.0,
+        new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+    ) -> None:
+        self.store, self.bus, self.lock, self.runner = store, bus, lock, runner
+        self.models, self.tools, self.config = models, tools, config
+        self.lock_ttl_s = lock_ttl_s
+        self.new_id = new_id
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run a turn in the background; it outlives the socket that started it."""
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def shutdown(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _runtime(self, session: SessionRecord, principal: Principal) -> TurnRuntime:
+        committer = StoreCommitter(
+            self.store, self.bus, session.workflow_id, session.id, principal.subject
+        )
+        return TurnRuntime(
+            models=self.models, config=self.config, tools=self.tools, committer=committer
+        )
+
+    async def run(self, request: TurnRequest, send: Send) -> None:
+        session = request.session
+        handle = await self.lock.acquire(session.workflow_id, ttl_s=self.lock_ttl_s)
+        if handle is None:
+            await send(_error("busy", "Another turn is running on this workflow; try again."))
+            return
+        turn_id = self.new_id()
+        try:
+            workflow = await self.store.get_workflow(session.workflow_id)
+            if workflow is None:
+                await send(_error("not_found", "The workflow no longer exists."))
+                return
+            history = [
+                {"role": m.role, "content": m.content}
+                for m in await self.store.list_messages(session.id)
+            ]
+            await self.store.start_turn(
+                turn_id,
+                session_id=session.id,
+                workflow_id=session.workflow_id,
+                prompt_versions=dict(self.config.prompt_versions),
+            )
+            await self.store.add_message(session.id, "user", request.content, turn_id)
+            turn: TurnInput = {
+                "turn_id": turn_id,
+                "workflow_id": session.workflow_id,
+                "user_text": request.content,
+                "page": "job" if request.page == "job" else "workflow",
+                "job_key": request.job_key,
+                "read_only": session.read_only or not request.principal.can_edit,
+                "errors": request.errors,
+                "history": history,
+                "yaml": workflow.yaml,
+                "version": workflow.version,
+            }
+            await send({"type": "turn.started", "turn_id": turn_id})
+            events = self.runner.start(turn, self._runtime(session, request.principal))
+            await self._stream(events, turn_id, session, send)
+        finally:
+            await handle.release()
+
+    async def resume(
+        self,
+        session: SessionRecord,
+        principal: Principal,
+        request_id: str,
+        approved: bool,
+        send: Send,
+    ) -> None:
+        turn = await self.store.paused_turn(session.id)
+        pending = await self.runner.pending_confirmation(turn.id) if turn else None
+        if turn is None or pending is None or pending["request_id"] != request_id:
+            await send(_error("no_pending_confirmation", f"Nothing is waiting for {request_id!r}."))
+            return
+        handle = await self.lock.acquire(session.workflow_id, ttl_s=self.lock_ttl_s)
+        if handle is None:
+            await send(_error("busy", "Another turn is running on this workflow; try again."))
+            return
+        try:
+            state = await self.runner.state(turn.id)
+            workflow = await self.store.get_workflow(session.workflow_id)
+            if workflow is None or workflow.version != state.get("version"):
+                await self.store.finish_turn(turn.id, status="failed", error_code="stale")
+                await send(
+                    _error(
+                        "stale_confirmation",
+                        "The workflow changed while this was waiting; nothing was removed. "
+                        "Ask again.",
+                        turn.id,
+                    )
+                )
+                return
+            await self.store.update_turn_status(turn.id, "running")
+            events = self.runner.resume(turn.id, approved, self._runtime(session, principal))
+            await self._stream(events, turn.id, session, send)
+        finally:
+            await handle.release()
+
+    async def _stream(self, events: Any, turn_id: str, session: SessionRecord, send: Send) -> None:
+        final_text = ""
+        route: str | None = None
+        try:
+            async for event in events:
+                kind = event["type"]
+                if kind == "route":
+                    route = event["destination"]
+                elif kind == "message":
+                    final_text = event["text"]
+                elif kind == "workflow":
+                    event = {**event, "workflow_id": session.workflow_id}
+                elif kind == "confirm.required":
+                    await self.store.update_turn_status(turn_id, "paused")
+                elif kind == "turn.completed":
+                    await self.store.add_message(session.id, "assistant", final_text, turn_id)
+                    await self.store.finish_turn(
+                        turn_id,
+                        status="completed",
+                        route=route,
+                        tool_rounds=event["tool_rounds"],
+                        input_tokens=event["usage"]["input_tokens"],
+                        output_tokens=event["usage"]["output_tokens"],
+                        duration_ms=event["duration_ms"],
+                    )
+                await send({**event, "turn_id": turn_id})
+        except asyncio.CancelledError:
+            await self._fail(turn_id, "cancelled", "The turn was cancelled.", send, "cancelled")
+            raise
+        except PlanwrightError as exc:
+            await self._fail(turn_id, exc.code, exc.message, send)
+        except Exception:
+            log.exception("turn %s failed", turn_id)
+            await self._fail(turn_id, "internal_error", "The turn failed unexpectedly.", send)
+
+    async def _fail(
+        self, turn_id: str, code: str, message: str, send: Send, status: TurnStatus = "failed"
+    ) -> None:
+        workflow_note = " The workflow is at its last saved version."
+        await send(_error(code, message + workflow_note, turn_id))
+        await self.store.finish_turn(turn_id, status=status, error_code=code)
+
+
+def _error(code: str, message: str, turn_id: str | None = None) -> dict[str, Any]:
+    frame: dict[str, Any] = {"type": "error", "code": code, "message": message}
+    if turn_id:
+        frame["turn_id"] = turn_id
+    return frame

@@ -1,0 +1,115 @@
+"""WebSocket chat: ``/v1/sessions/{id}/ws``.
+
+Frames in: ``turn``, ``confirm``, ``cancel``. Frames out: the turn's events
+plus ``workflow`` frames for changes made elsewhere (other sessions, REST),
+each version once. Bad frames get an ``error`` frame; the connection stays.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+
+from app.auth import Principal
+from app.bus.base import Subscription
+from app.deps import ServicesDep
+from app.errors import AuthError
+from app.turns import TurnRequest
+from app.ws.connection import NOT_ALLOWED, NOT_FOUND, SLOW_CLIENT, Connection
+from app.ws.frames import CancelFrame, ConfirmFrame, FrameError, TurnFrame, parse_frame
+from tools.errors import PlanwrightError
+
+router = APIRouter()
+
+
+async def authenticate(
+    websocket: WebSocket, services: ServicesDep, token: str | None
+) -> Principal | None:
+    try:
+        return services.auth.authenticate(token)
+    except AuthError as exc:
+        await websocket.close(code=NOT_ALLOWED, reason=exc.message)
+        return None
+
+
+async def forward_bus(subscription: Subscription, connection: Connection) -> None:
+    """Relay bus events to one client; a client that falls behind is closed."""
+    try:
+        async for event in subscription:
+            await connection.send(event)
+    except PlanwrightError as exc:  # SubscriberOverflowError: the client is too slow
+        await connection.close(SLOW_CLIENT, exc.message)
+
+
+def error_frame(code: str, message: str) -> dict[str, str]:
+    return {"type": "error", "code": code, "message": message}
+
+
+@router.websocket("/v1/sessions/{session_id}/ws")
+async def chat_socket(
+    websocket: WebSocket, session_id: str, services: ServicesDep, token: str | None = None
+) -> None:
+    await websocket.accept()
+    principal = await authenticate(websocket, services, token)
+    if principal is None:
+        return
+    session = await services.store.get_session(session_id)
+    if session is None or not principal.may_use_session(session.owner):
+        await websocket.send_json({**error_frame("not_found", "No such session."), "seq": 1})
+        await websocket.close(code=NOT_FOUND, reason="no such session")
+        return
+    limit = services.settings.max_frame_bytes
+    running: asyncio.Task[None] | None = None
+    async with Connection(websocket, queue_size=services.settings.send_queue_size) as conn:
+        subscription = await services.bus.subscribe(session.workflow_id)
+        forwarder = asyncio.create_task(forward_bus(subscription, conn))
+        try:
+            while not conn.closed:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                text = message.get("text")
+                if text is None:
+                    raw = message.get("bytes") or b""
+                    text = raw.decode("utf-8", errors="replace")
+                if len(text.encode("utf-8")) > limit:
+                    await conn.send(
+                        error_frame("frame_too_large", f"Frames are limited to {limit} bytes.")
+                    )
+                    continue
+                try:
+                    frame = parse_frame(text)
+                except FrameError as exc:
+                    await conn.send(error_frame(exc.code, exc.message))
+                    continue
+                if isinstance(frame, CancelFrame):
+                    if running is None or running.done():
+                        await conn.send(error_frame("no_turn", "No turn is running."))
+                    else:
+                        running.cancel()
+                    continue
+                if running is not None and not running.done():
+                    await conn.send(error_frame("busy", "A turn is already running here."))
+                    continue
+                if isinstance(frame, TurnFrame):
+                    request = TurnRequest(
+                        session=session,
+                        principal=principal,
+                        content=frame.content,
+                        page=frame.context.page,
+                        job_key=frame.context.job_key,
+                        errors=frame.errors,
+                    )
+                    running = services.turns.spawn(services.turns.run(request, conn.send))
+                elif isinstance(frame, ConfirmFrame):
+                    running = services.turns.spawn(
+                        services.turns.resume(
+                            session, principal, frame.request_id, frame.approved, conn.send
+                        )
+                    )
+        except WebSocketDisconnect:
+            pass
+        finally:
+            forwarder.cancel()
+            await subscription.close()

@@ -1,0 +1,77 @@
+"""One WebSocket connection: seq-numbered frames through a bounded send queue.
+
+``send`` never blocks the caller (a turn, or a bus forwarder shared with
+other watchers): frames go into a bounded queue drained by a writer task. A
+client that cannot keep up is closed with code 4008 instead of stalling
+anyone else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from fastapi import WebSocket
+from starlette.websockets import WebSocketState
+
+SLOW_CLIENT = 4008
+NOT_ALLOWED = 1008
+NOT_FOUND = 4404
+
+
+class Connection:
+    def __init__(self, websocket: WebSocket, *, queue_size: int) -> None:
+        self.websocket = websocket
+        self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(queue_size)
+        self._seq = 0
+        self._writer: asyncio.Task[None] | None = None
+        self.closed = False
+        self.last_workflow_version: int | None = None
+
+    async def __aenter__(self) -> Connection:
+        self._writer = asyncio.create_task(self._drain())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if not self.closed:
+            with contextlib.suppress(asyncio.QueueFull):
+                self._queue.put_nowait(None)
+        if self._writer is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._writer, timeout=5)
+
+    async def send(self, frame: dict[str, Any]) -> None:
+        if self.closed:
+            return
+        if frame.get("type") == "workflow":
+            version = frame["version"]
+            if self.last_workflow_version is not None and version <= self.last_workflow_version:
+                return  # already sent (a turn's own frame and its bus echo)
+            self.last_workflow_version = version
+        self._seq += 1
+        try:
+            self._queue.put_nowait({**frame, "seq": self._seq})
+        except asyncio.QueueFull:
+            await self.close(SLOW_CLIENT, "client too slow: frames were not being read")
+
+    async def close(self, code: int, reason: str) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self._writer is not None:
+            self._writer.cancel()
+        with contextlib.suppress(Exception):
+            if self.websocket.application_state != WebSocketState.DISCONNECTED:
+                await self.websocket.close(code=code, reason=reason)
+
+    async def _drain(self) -> None:
+        while True:
+            frame = await self._queue.get()
+            if frame is None:
+                return
+            try:
+                await self.websocket.send_json(frame)
+            except Exception:
+                self.closed = True
+                return
