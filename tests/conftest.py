@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["tests.fakes.fixtures"]
+pytest_plugins = ["tests.fakes.fixtures", "tests.databases"]
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

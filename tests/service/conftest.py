@@ -45,10 +45,10 @@ edges:
 """
 
 
-def make_settings(tmp_path: Path, **overrides: Any) -> Settings:
+def make_settings(tmp_path: Path, database_url: str | None = None, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "environment": "test",
-        "database_url": f"sqlite:///{tmp_path / 'planwright.db'}",
+        "database_url": database_url or f"sqlite:///{tmp_path / 'planwright.db'}",
         "checkpoint_path": tmp_path / "checkpoints.db",
         "tokens": json.dumps(TOKENS),
         "redis_url": None,
@@ -64,12 +64,17 @@ def model() -> ScriptedModel:
 
 
 @pytest.fixture
-def app_client(tmp_path: Path, model: ScriptedModel) -> Iterator[Callable[..., TestClient]]:
-    """A factory: ``app_client(**settings_overrides)`` -> a started TestClient."""
+def app_client(
+    tmp_path: Path, model: ScriptedModel, database_url: str
+) -> Iterator[Callable[..., TestClient]]:
+    """A factory: ``app_client(**settings_overrides)`` -> a started TestClient.
+
+    Runs once per database backend (SQLite and Postgres): the same suite on both.
+    """
     clients: list[TestClient] = []
 
     def start(**overrides: Any) -> TestClient:
-        settings = make_settings(tmp_path, **overrides)
+        settings = make_settings(tmp_path, database_url, **overrides)
         models = {"router": model, "planner": model, "job_code": model}
         client = TestClient(create_app(settings, models=models))  # type: ignore[arg-type]
         client.__enter__()
