@@ -22,7 +22,7 @@ from agents.runtime import AgentConfig, TurnRuntime
 from agents.state import TurnInput
 from app.auth import Principal
 from app.bus.base import EventBus, TurnLock
-from app.errors import ConflictError
+from app.errors import ConflictError, NotFoundError
 from app.store import SessionRecord, Store
 from app.store.models import TurnStatus
 from tools.base import ToolContext
@@ -153,40 +153,52 @@ class TurnService:
         if handle is None:
             await send(_error("busy", "Another turn is running on this workflow; try again."))
             return
-        turn_id = self.new_id()
         try:
-            workflow = await self.store.get_workflow(session.workflow_id)
-            if workflow is None:
-                await send(_error("not_found", "The workflow no longer exists."))
-                return
-            history = [
-                {"role": m.role, "content": m.content}
-                for m in await self.store.list_messages(session.id)
-            ]
-            await self.store.start_turn(
-                turn_id,
-                session_id=session.id,
-                workflow_id=session.workflow_id,
-                prompt_versions=dict(self.config.prompt_versions),
-            )
-            await self.store.add_message(session.id, "user", request.content, turn_id)
-            turn: TurnInput = {
-                "turn_id": turn_id,
-                "workflow_id": session.workflow_id,
-                "user_text": request.content,
-                "page": "job" if request.page == "job" else "workflow",
-                "job_key": request.job_key,
-                "read_only": session.read_only or not request.principal.can_edit,
-                "errors": request.errors,
-                "history": history,
-                "yaml": workflow.yaml,
-                "version": workflow.version,
-            }
-            await send({"type": "turn.started", "turn_id": turn_id})
+            turn = await self._begin(request)
+        except PlanwrightError as exc:
+            await handle.release()
+            await send(_error(exc.code, exc.message))
+            return
+        except BaseException:
+            await handle.release()
+            raise
+        try:
+            await send({"type": "turn.started", "turn_id": turn["turn_id"]})
             events = self.runner.start(turn, self._runtime(session, request.principal))
-            await self._stream(events, turn_id, session, send)
+            await self._stream(events, turn["turn_id"], session, send)
         finally:
             await handle.release()
+
+    async def _begin(self, request: TurnRequest) -> TurnInput:
+        """Record the turn and the user's message; the graph's input."""
+        session = request.session
+        workflow = await self.store.get_workflow(session.workflow_id)
+        if workflow is None:
+            raise NotFoundError("The workflow no longer exists.")
+        history = [
+            {"role": m.role, "content": m.content}
+            for m in await self.store.list_messages(session.id)
+        ]
+        turn_id = self.new_id()
+        await self.store.start_turn(
+            turn_id,
+            session_id=session.id,
+            workflow_id=session.workflow_id,
+            prompt_versions=dict(self.config.prompt_versions),
+        )
+        await self.store.add_message(session.id, "user", request.content, turn_id)
+        return {
+            "turn_id": turn_id,
+            "workflow_id": session.workflow_id,
+            "user_text": request.content,
+            "page": "job" if request.page == "job" else "workflow",
+            "job_key": request.job_key,
+            "read_only": session.read_only or not request.principal.can_edit,
+            "errors": request.errors,
+            "history": history,
+            "yaml": workflow.yaml,
+            "version": workflow.version,
+        }
 
     async def resume(
         self,
