@@ -1,0 +1,204 @@
+"""Text handling shared by the offline model's parsers.
+
+Everything works on the user's own text with case-insensitive regexes, so
+names keep the user's capitalisation. Nothing here looks at the workflow.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tools.names import sanitise_name
+
+_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "`": "'", "«": '"', "»": '"'})
+_POLITE = re.compile(
+    r"^(?:please|pls|kindly|hey|hi|ok(?:ay)?|so|now|also|and|then|alright|great|thanks,?"
+    r"|can you|could you|would you|will you|can we|could we|i want to|i'd like to"
+    r"|i would like to|i need to|we need to|let's|lets|let us|go ahead and|just|i want you to"
+    r"|help me)\b[\s,:]*",
+    re.I,
+)
+_TRAILING = re.compile(r"[\s.!?,;:]*(?:\bplease\b|\bthanks\b|\bthank you\b)?[\s.!?,;:]*$", re.I)
+QUOTED = re.compile(r"\"([^\"]+)\"|(?<![A-Za-z])'([^']+)'(?![A-Za-z])")
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "to",
+        "for",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "and",
+        "or",
+        "from",
+        "into",
+        "via",
+        "using",
+        "then",
+    ]
+)
+ARTICLES = re.compile(r"\b(?:a|an|the)\s+", re.I)
+PRONOUN_OBJECTS = frozenset({"it", "them", "this", "that", "those", "these"})
+
+
+def words(text: str) -> list[str]:
+    """A word list written as one string (keeps long vocabularies compact)."""
+    return text.split()
+
+
+def clean(text: str) -> str:
+    """Unify quotes and spaces (newlines are kept: they separate SOP lines)."""
+    text = text.translate(_QUOTES).replace("\r\n", "\n").replace("\t", " ")
+    lines = [re.sub(r" {2,}", " ", line).strip() for line in text.split("\n")]
+    return "\n".join(line for line in lines if line)
+
+
+def strip_polite(text: str) -> str:
+    """Drop "please", "can you", "let's" and the like from both ends."""
+    previous = None
+    text = text.strip()
+    while previous != text:
+        previous = text
+        text = _POLITE.sub("", text).strip()
+        text = _TRAILING.sub("", text).strip()
+    return text
+
+
+def unquote(text: str) -> str:
+    text = text.strip().strip(".,;:!?").strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1].strip()
+    return text
+
+
+def norm(text: str) -> str:
+    """Lower-case words only: 'Check-coverage' -> 'check coverage'."""
+    ascii_text = sanitise_name(text.replace("'s ", " ").replace("_", " ").replace("-", " "))
+    return " ".join(ascii_text.lower().split())
+
+
+def split_at(text: str, separator: str) -> Iterator[tuple[str, str]]:
+    """Every way to split ``text`` at a whole-word ``separator``, left-most first."""
+    pattern = re.compile(rf"\s+(?:{separator})\s+", re.I)
+    for match in pattern.finditer(text):
+        left, right = text[: match.start()].strip(), text[match.end() :].strip()
+        if left and right:
+            yield left, right
+
+
+# --------------------------------------------------------------------------- step names
+
+_SUBJECT = re.compile(
+    r"^(?:(?:and|then|next|finally|first|firstly|second|secondly|lastly|last|also|after that"
+    r"|afterwards|once done|once that's done)\b[\s,]*)*"
+    r"(?:(?:i|we|you|they|the system|someone|somebody|the coordinator|staff)\s+)?"
+    r"(?:(?:have to|need to|needs to|must|should|will|would|can|then|just|also|always|first"
+    r"|usually|typically|normally|simply|go and|go ahead and|want to|wants to|try to|'ll)\s+)*",
+    re.I,
+)
+_CUT = re.compile(
+    r"\s+(?:before|because|so that|so|which|since|in order to|once|unless|until|while|where"
+    r"|as soon as|whenever|otherwise)\s+.*$|\s*[(:].*$|\s+-\s+.*$",
+    re.I,
+)
+_IRREGULAR = {"does": "do", "goes": "go", "has": "have", "is": "be", "tries": "try"}
+MAX_NAME_WORDS = 8
+
+
+def imperative(word: str) -> str:
+    """'checks' -> 'check', 'fetches' -> 'fetch', 'queries' -> 'query'."""
+    low = word.lower()
+    if low in _IRREGULAR:
+        result = _IRREGULAR[low]
+    elif low.endswith("ies") and len(low) > 4:
+        result = low[:-3] + "y"
+    elif low.endswith(("sses", "shes", "ches", "xes", "zes")):
+        result = low[:-2]
+    elif low.endswith("s") and not low.endswith(("ss", "us", "is", "ys")) and len(low) > 3:
+        result = low[:-1]
+    else:
+        return word
+    return result if word.islower() else result.capitalize() if word[0].isupper() else result
+
+
+def step_name(phrase: str) -> str:
+    """A short display name from a clause: 'I then check the insurance in Epic' ->
+    'Check insurance in Epic'."""
+    text = unquote(phrase)
+    text = _SUBJECT.sub("", text).strip()
+    text = _CUT.sub("", text).strip()
+    words = [w for w in ARTICLES.sub("", text + " ").split() if w]
+    if len(words) > 2:
+        words = [words[0]] + [w for w in words[1:] if w.lower() not in PRONOUN_OBJECTS]
+    if not words:
+        return ""
+    words[0] = imperative(words[0])
+    words = words[:MAX_NAME_WORDS]
+    while len(words) > 1 and words[-1].lower() in STOPWORDS:
+        words.pop()
+    name = sanitise_name(" ".join(words))
+    return name[:1].upper() + name[1:]
+
+
+VERBS = frozenset(
+    words(
+        "get fetch pull check verify send email notify alert submit attach create update "
+        "upsert save store post push load read query look validate transform map clean "
+        "dedupe dedup filter log record schedule assign call text move upload download sync "
+        "export import generate review approve flag escalate mark close open add remove "
+        "delete confirm request collect compute calculate merge match register enroll book "
+        "print archive publish forward route convert format parse extract write find search "
+        "retrieve tag go insert prepare build reply respond enrich lookup cancel report "
+        "count sort group aggregate summarise summarize notify message ping wait sign share "
+        "copy backup back fill complete"
+    )
+)
+_SUBJECT_WORD = re.compile(r"^(?:i|we|you|they|then|also|just)\s+", re.I)
+
+
+def split_actions(clause: str) -> list[str]:
+    """Split at ' and ' where a new verb phrase starts ('pull X and check Y')."""
+    parts: list[str] = []
+    current = clause
+    for left, right in list(split_at(clause, "and")):
+        head = _SUBJECT_WORD.sub("", right).split()
+        tail = current[: len(current) - len(right)] if current.endswith(right) else None
+        if not head or tail is None:
+            continue
+        if imperative(head[0]).lower() in VERBS and len(left.split()) >= 2:
+            piece = re.sub(r"\s+and\s*$", "", tail.strip(), flags=re.I).strip()
+            if len(piece.split()) >= 2:
+                parts.append(piece)
+                current = right
+    parts.append(current)
+    return [p for p in (part.strip() for part in parts) if p]
+
+
+def camel(text: str) -> str:
+    """'plan code' -> 'planCode' (a JS property name)."""
+    words = re.findall(r"[A-Za-z0-9]+", ARTICLES.sub("", text + " "))
+    if not words:
+        return "value"
+    head, *rest = words
+    result = head.lower() + "".join(w[:1].upper() + w[1:].lower() for w in rest)
+    return result if result[0].isalpha() else f"field{result}"
+
+
+def js_string(value: str) -> str:
+    """A single-quoted JavaScript string literal."""
+    escaped = value.replace("\\", "\\\\").replace("'", "\\'").replace("\n", " ")
+    return f"'{escaped}'"
+
+
+def oxford(items: list[str], conjunction: str = "and") -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    if len(items) == 2:
+        return f"{items[0]} {conjunction} {items[1]}"
+    return ", ".join(items[:-1]) + f", {conjunction} {items[-1]}"

@@ -1,0 +1,226 @@
+"""One planner request -> an outcome: tool calls to propose, or a plain reply.
+
+Order: clarification follow-ups, "start over", building from a description,
+questions, then edit commands (several may be given, separated by sentences,
+";", "and then"). Every planned call is first run on a scratch copy of the
+workflow with the real tools: a plan the tools would reject becomes an
+explanation, never a half-applied edit. Read-only sessions get answers only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from agents.models.base import RequestContext
+from agents.models.offline import build, code_requests, connections, edits, questions, steps
+from agents.models.offline.grammar import clean, strip_polite
+from agents.models.offline.plan import Outcome, Plan, Reply, call
+from agents.models.offline.references import Found, NeedsAnswer, Resolver
+from agents.models.offline.schedule import parse_trigger_command
+from agents.models.offline.view import Scratch, View
+from tools.registry import MUTATING_TOOLS
+
+CAPABILITIES = """\
+I'm the offline assistant (no AI model is configured), so I understand a fixed set of \
+plain-English requests:
+- build: "create a workflow that gets referrals from http, checks coverage with fhir, then \
+emails the coordinator with gmail, every weekday at 7", or a numbered list of steps \
+("1. ... 2. ..."), with "if ... otherwise ..." branches
+- steps: "add a step called Dedupe after Fetch patients", "insert Validate between A and B", \
+"rename A to B", "change A to use fhir", "remove A", "move A after B"
+- edges: "connect A to B on failure", "run B only if A fails", "disconnect A from B", \
+"make A go to C instead of B", "connect A to B when state.data.ok"
+- trigger: "run it every day at 9", "weekdays at 7:30", "every 15 minutes", "use a webhook", \
+"enable the trigger"
+- code: "write the code for A to fetch patients"
+- questions: "what does this workflow do", "what happens if A fails", "which steps use http", \
+"list the steps", "what triggers this"
+- "start over"
+Set ANTHROPIC_API_KEY to enable free-form requests."""
+
+_START_OVER = re.compile(
+    r"^(?:let'?s\s+)?(?:start\s+(?:over|again|from\s+scratch|fresh)|clear\s+(?:the\s+|this\s+)?"
+    r"(?:workflow|everything|all(?:\s+(?:the\s+)?steps)?|steps)|(?:delete|remove|wipe|erase)\s+"
+    r"(?:everything|all\s+(?:the\s+|of\s+the\s+)?(?:steps|jobs)|every\s+step|the\s+whole\s+workflow)"
+    r"|reset(?:\s+(?:the|this)\s+workflow)?|scrap\s+(?:it|everything|this))\b"
+    r"[\s,.:;-]*(?:and\s+|then\s+)*(?P<rest>.*)$",
+    re.I | re.S,
+)
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z])|;\s*|\n+|,?\s+and\s+then\s+|,\s+then\s+", re.I)
+_UNDO = re.compile(r"^(?:undo|revert|roll\s*back|go\s+back)\b.*$", re.I)
+_GREETING = re.compile(r"^(?:hi|hello|hey|help|what can you do|\?)?$", re.I)
+_FIX = re.compile(
+    r"^(?:fix|repair|resolve)(?:\s+(?:it|this|that|the\s+errors?|the\s+problems?))?$", re.I
+)
+_ASKED = re.compile(r'^Which step do you mean by "(?P<phrase>[^"]+)": (?P<options>.+)\? Nothing')
+
+Parser = Callable[[str, View, Resolver], Outcome | None]
+_COMMANDS: list[Parser] = [
+    *connections.RULES,
+    code_requests.code_request,
+    lambda text, view, resolver: parse_trigger_command(text, view),
+    *edits.RULES,
+    steps.move,
+    steps.add,
+]
+
+
+def plan(context: RequestContext) -> Outcome:
+    text = clean(context.user_text or "")
+    view = View(context.structure)
+    current = context.job_key if context.page == "job" else None
+    if context.errors and (not text or _FIX.match(strip_polite(text))):
+        outcome: Outcome = _fix_errors(context.errors, view)
+    else:
+        text = _follow_up(text, context.history, view) or text
+        scratch = Scratch(context.structure)
+        try:
+            outcome = _compile(text, scratch, current) or Reply(CAPABILITIES)
+        except NeedsAnswer as needs:
+            outcome = needs.reply
+    mutating = isinstance(outcome, Plan) and any(c.name in MUTATING_TOOLS for c in outcome.calls)
+    if mutating and context.read_only:
+        return Reply(
+            "This session is read-only, so I can't change the workflow. I can answer "
+            'questions about it instead, e.g. "what does this workflow do", "what happens '
+            'if <step> fails" or "which steps use http".'
+        )
+    return outcome
+
+
+def _compile(text: str, scratch: Scratch, current: str | None) -> Outcome | None:
+    stripped = strip_polite(text)
+    view = scratch.view
+    if _GREETING.match(stripped):
+        return Reply(CAPABILITIES)
+    if _UNDO.match(stripped):
+        return Reply(
+            "I can't undo offline, but every change is saved as a version: open the version "
+            "history and revert to the version before it (a revert is itself a new version). "
+            "Nothing was changed."
+        )
+    start_over = _START_OVER.match(stripped)
+    if start_over:
+        first: Plan = Plan([])
+        if view.jobs:
+            first = Plan([call("remove_jobs", keys=[j["key"] for j in view.jobs])])
+            _try(first, scratch)
+        rest = start_over.group("rest").strip()
+        if not rest:
+            if not first.calls:
+                return Reply("The workflow is already empty. What should it do?")
+            return first
+        following = _compile(rest, scratch, None)
+        if following is None:
+            return Reply(
+                f'I understood "start over" but not "{rest}", so I changed nothing.\n\n'
+                + CAPABILITIES
+            )
+        if isinstance(following, Reply):
+            return following
+        return first + following
+    if build.is_build_request(stripped) or (not view.jobs and build.looks_like_sop(stripped)):
+        outcome = build.parse_build(stripped, view)
+        if outcome is not None:
+            return _try(outcome, scratch)
+    resolver = Resolver(view, current)
+    answer = questions.answer(stripped, view, resolver)
+    if answer is not None:
+        return _try(answer, scratch)
+    parts = _SPLIT.split(stripped)
+    commands = [c for c in (strip_polite(build.strip_marker(p)) for p in parts) if c]
+    if len(commands) > 1:
+        combined: Plan = Plan([])
+        for command in commands:
+            outcome_one = _command(command, scratch, current)
+            if outcome_one is None:
+                combined = Plan([])
+                break
+            if isinstance(outcome_one, Reply):
+                return outcome_one
+            combined = combined + outcome_one
+        if combined.calls:
+            return combined
+        scratch = Scratch(view.raw)
+    return _command(" ".join(stripped.split()), scratch, current)
+
+
+def _command(text: str, scratch: Scratch, current: str | None) -> Outcome | None:
+    view = scratch.view
+    resolver = Resolver(view, current)
+    for parser in _COMMANDS:
+        outcome = parser(text, view, resolver)
+        if outcome is not None:
+            return _try(outcome, scratch)
+    return None
+
+
+def _try(outcome: Outcome, scratch: Scratch) -> Outcome:
+    """Run a plan on the scratch copy; a call the tools reject becomes an explanation."""
+    if not isinstance(outcome, Plan):
+        return outcome
+    if not outcome.calls:
+        raise NeedsAnswer(Reply("Nothing needs to change for that; the workflow is as asked."))
+    for planned in outcome.calls:
+        result = scratch.run(planned.name, planned.input)
+        if not result.ok:
+            message = re.sub(r"^Error \([\w_]+\): ", "", result.text)
+            lead = "Nothing to change:" if result.error_code == "no_change" else "I can't do that:"
+            raise NeedsAnswer(Reply(f"{lead} {message}", meta={"tool": planned.name}))
+    return outcome
+
+
+def _follow_up(text: str, history: list[dict[str, Any]], view: View) -> str | None:
+    """The earlier request with the step the user just picked, if they were answering
+    "Which step do you mean by ...?"."""
+    if len(history) < 2:
+        return None
+    asked = _text_of(history[-1]) if history[-1].get("role") == "assistant" else ""
+    match = _ASKED.match(asked)
+    original = _text_of(history[-2]) if history[-2].get("role") == "user" else ""
+    if not match or not original:
+        return None
+    keys = [k for k in re.findall(r"\(([\w-]+)\)", match.group("options")) if k in view.by_key]
+    if not keys:
+        return None
+    subset = View({**view.raw, "jobs": [view.by_key[k] for k in keys]})
+    reply = re.sub(r"^(?:i\s+mean\s+|the\s+one\s+called\s+)", "", strip_polite(text), flags=re.I)
+    ordinal = re.fullmatch(r"(?:the\s+)?(first|second|third|last)(?:\s+one)?", reply, re.I)
+    chosen: str | None = None
+    if ordinal:
+        index = {"first": 0, "second": 1, "third": 2, "last": -1}[ordinal.group(1).lower()]
+        chosen = keys[index] if abs(index) < len(keys) or index == -1 else None
+    else:
+        result = Resolver(subset).resolve(re.sub(r"\s+one$", "", reply))
+        chosen = result.key if isinstance(result, Found) else None
+    if chosen is None:
+        return None
+    phrase = re.escape(match.group("phrase"))
+    pattern = rf"(?<![\w-])[\"']?{phrase}[\"']?(?![\w-])"
+    replaced, count = re.subn(pattern, chosen, original, count=1, flags=re.I)
+    return replaced if count else None
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    content = message.get("content", message.get("text", ""))
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return str(content)
+
+
+def _fix_errors(errors: str, view: View) -> Outcome:
+    calls = []
+    for trigger in view.triggers:
+        if not view.out_edges(trigger["key"]) and view.first():
+            edge = {"source": trigger["key"], "target": view.first(), "condition_type": "always"}
+            calls.append(call("add_edges", edges=[edge]))
+    if calls and re.search(r"not connected|no edge|unconnected", errors, re.I):
+        return Plan(calls, "Connecting the trigger.")
+    summary = " ".join(errors.split())[:300].rstrip(".")
+    return Reply(
+        f"I can't fix this automatically offline: {summary}. Tell me the change in one of the "
+        'forms I understand (e.g. "rename A to B", "connect A to B"), or set ANTHROPIC_API_KEY '
+        "for free-form requests."
+    )

@@ -1,0 +1,297 @@
+"""Questions answered from the structure alone; nothing is ever changed.
+
+"what does this workflow do", "list the steps", "what happens after X", "what
+happens if X fails", "what runs before X", "which steps use http", "which steps
+have code", "what triggers this", "tell me about X", "show me the code of X"
+(the one question that needs a read tool), "what adaptors are there".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from agents.models.offline.adaptor_words import resolve_adaptor_word
+from agents.models.offline.grammar import oxford
+from agents.models.offline.plan import Outcome, Plan, Reply, call
+from agents.models.offline.references import Missing, Resolver
+from agents.models.offline.schedule import describe_trigger
+from agents.models.offline.view import EdgeView, View, condition_words
+from tools.catalogue import load_catalogue
+
+_QUESTION_START = re.compile(
+    r"^(?:what|what's|whats|which|how|when|where|who|why|does|do|is|are|can|could|list|show|"
+    r"describe|explain|summari[sz]e|tell\s+me|give\s+me|walk\s+me|help|overview)\b",
+    re.I,
+)
+_THE = r"(?:the\s+)?"
+_WF = r"(?:this|the|my|our)\s+(?:workflow|flow|pipeline|process)|it|this"
+
+
+class Match:
+    """A match whose numbered alternatives (ref2, ref3, ...) read as their base name."""
+
+    def __init__(self, match: re.Match[str]) -> None:
+        self._match = match
+
+    def group(self, name: str) -> str:
+        for key in (name, *(f"{name}{i}" for i in range(2, 6))):
+            value = self._match.groupdict().get(key)
+            if value is not None:
+                return value
+        return ""
+
+
+Handler = Callable[[Match, View, Resolver], Outcome | None]
+
+
+def is_question(text: str) -> bool:
+    return text.rstrip().endswith("?") or bool(_QUESTION_START.match(text))
+
+
+def _name(view: View, key: str) -> str:
+    return view.label(key)
+
+
+def _lines(job: dict[str, object]) -> str:
+    count = int(str(job.get("code_lines") or 0))
+    if not job.get("has_code"):
+        return "no code yet"
+    return f"{count} line{'s' if count != 1 else ''} of code"
+
+
+def _arrow(view: View, edge: EdgeView) -> str:
+    off = ", disabled" if not edge.enabled else ""
+    return f"{_name(view, edge.target)} ({condition_words(edge)}{off})"
+
+
+def chart(view: View) -> str:
+    """The workflow as a short chart: trigger, then each step and where it leads."""
+    if not view.jobs:
+        return "The workflow has no steps yet."
+    lines = [f'"{view.name or "This workflow"}" has {len(view.jobs)} step(s).']
+    for trigger in view.triggers:
+        targets = [_name(view, e.target) for e in view.out_edges(trigger["key"])]
+        start = f", starting {oxford(targets)}" if targets else ", not connected to a step"
+        lines.append(f"Trigger: {describe_trigger(trigger)}{start}.")
+    if not view.triggers:
+        lines.append("Trigger: none yet.")
+    for index, key in enumerate(view.order(), start=1):
+        job = view.by_key[key]
+        code = _lines(job)
+        outs = view.out_edges(key)
+        then = "then " + "; ".join(_arrow(view, e) for e in outs) if outs else "ends the run"
+        lines.append(f"{index}. {job['name']} [{view.adaptor_of(key)}, {code}] → {then}")
+    return "\n".join(lines)
+
+
+def _describe(match: Match, view: View, resolver: Resolver) -> Outcome:
+    return Reply(chart(view))
+
+
+def _list_steps(match: Match, view: View, resolver: Resolver) -> Outcome:
+    if not view.jobs:
+        return Reply("The workflow has no steps yet.")
+    steps = [
+        f"{i}. {view.name_of(k)} ({k}, {view.adaptor_of(k)})"
+        for i, k in enumerate(view.order(), start=1)
+    ]
+    return Reply(f"{len(steps)} step(s):\n" + "\n".join(steps))
+
+
+def _after(match: Match, view: View, resolver: Resolver) -> Outcome:
+    key = resolver.require(match.group("ref"))
+    outs = view.out_edges(key)
+    if not outs:
+        return Reply(f"Nothing: {_name(view, key)} is a last step; the run ends there.")
+    return Reply(f"After {_name(view, key)}: " + "; ".join(_arrow(view, e) for e in outs) + ".")
+
+
+def _before(match: Match, view: View, resolver: Resolver) -> Outcome:
+    key = resolver.require(match.group("ref"))
+    ins = view.in_edges(key)
+    if not ins:
+        return Reply(f"Nothing leads to {_name(view, key)}: it never runs until it is connected.")
+    parts = [f"{_name(view, e.source)} ({condition_words(e)})" for e in ins]
+    return Reply(f"{_name(view, key)} runs after " + "; ".join(parts) + ".")
+
+
+def _outcome(match: Match, view: View, resolver: Resolver) -> Outcome:
+    key = resolver.require(match.group("ref"))
+    failed = match.group("outcome").lower().startswith(("fail", "error", "break", "crash"))
+    wanted = ("on_job_failure", "always") if failed else ("on_job_success", "always")
+    edges = [e for e in view.out_edges(key) if e.condition_type in wanted]
+    js = [e for e in view.out_edges(key) if e.condition_type == "js_expression"]
+    word = "fails" if failed else "succeeds"
+    if edges:
+        answer = f"If {_name(view, key)} {word}: " + "; ".join(_arrow(view, e) for e in edges)
+    elif failed:
+        answer = f"If {_name(view, key)} fails, the run stops there: nothing handles its failure"
+    else:
+        answer = f"If {_name(view, key)} succeeds, nothing runs on success"
+    if js:
+        answer += ". Depending on the data: " + "; ".join(_arrow(view, e) for e in js)
+    return Reply(answer + ".")
+
+
+def _uses(match: Match, view: View, resolver: Resolver) -> Outcome:
+    word = match.group("adaptor")
+    adaptor = resolve_adaptor_word(word)
+    if adaptor is None:
+        return Reply(f'I don\'t know an adaptor called "{word}".')
+    short = adaptor.split("@")[0]
+    keys = [k for k in view.order() if view.adaptor_of(k) == short]
+    if not keys:
+        return Reply(f"No step uses {short}.")
+    return Reply(f"Steps using {short}: " + oxford([_name(view, k) for k in keys]) + ".")
+
+
+def _code_status(match: Match, view: View, resolver: Resolver) -> Outcome:
+    without = bool(match.group("no"))
+    keys = [k for k in view.order() if bool(view.by_key[k].get("has_code")) != without]
+    label = "without code" if without else "with code"
+    if not keys:
+        return Reply(f"No steps {label}.")
+    return Reply(f"Steps {label}: " + oxford([_name(view, k) for k in keys]) + ".")
+
+
+def _trigger(match: Match, view: View, resolver: Resolver) -> Outcome:
+    if not view.triggers:
+        return Reply("It has no trigger yet, so it only runs when started by hand.")
+    parts = []
+    for trigger in view.triggers:
+        targets = [_name(view, e.target) for e in view.out_edges(trigger["key"])]
+        start = f", which starts {oxford(targets)}" if targets else ", not connected to a step"
+        parts.append(f"{describe_trigger(trigger)}{start}")
+    return Reply("It is triggered by " + "; ".join(parts) + ".")
+
+
+def _about(match: Match, view: View, resolver: Resolver) -> Outcome | None:
+    result = resolver.resolve(match.group("ref"))
+    if isinstance(result, Missing) and not result.suggestions:
+        return None
+    key = resolver.require(match.group("ref"))
+    job = view.by_key[key]
+    code = _lines(job)
+    ins = [f"{_name(view, e.source)} ({condition_words(e)})" for e in view.in_edges(key)]
+    outs = [_arrow(view, e) for e in view.out_edges(key)]
+    text = f"{_name(view, key)} (key {key}) uses {view.adaptor_of(key)} and has {code}."
+    text += f" It runs after {'; '.join(ins)}." if ins else " Nothing leads to it."
+    text += f" Then: {'; '.join(outs)}." if outs else " It ends the run."
+    if job.get("has_code"):
+        text += f' Ask "show me the code of {view.name_of(key)}" to read it.'
+    return Reply(text)
+
+
+def _show_code(match: Match, view: View, resolver: Resolver) -> Outcome:
+    key = resolver.require(match.group("ref"))
+    return Plan([call("inspect_job_code", job_keys=[key])], "Reading the code.")
+
+
+def _adaptors(match: Match, view: View, resolver: Resolver) -> Outcome:
+    names = sorted(a.short_name for a in load_catalogue().adaptors.values())
+    return Reply("Adaptors I can use: " + ", ".join(names) + ".")
+
+
+def _functions(match: Match, view: View, resolver: Resolver) -> Outcome:
+    adaptor = load_catalogue().get(resolve_adaptor_word(match.group("adaptor")) or "")
+    if adaptor is None:
+        return Reply(f'I don\'t know an adaptor called "{match.group("adaptor")}".')
+    functions = ", ".join(f.signature for f in adaptor.functions)
+    return Reply(f"{adaptor.short_name} ({adaptor.description}) offers: {functions}.")
+
+
+def _docs(match: Match, view: View, resolver: Resolver) -> Outcome:
+    query = match.group("query").strip(" ?")
+    return Plan([call("search_documentation", query=query)], "Searching the documentation.")
+
+
+_REF = r"(?P<ref>.+?)"
+_QUESTIONS: list[tuple[str, Handler]] = [
+    (r"^(?:what|which)\s+(?:adaptors|connectors)\b.*$", _adaptors),
+    (
+        r"^(?:what|which)\s+functions\s+(?:does|do|are\s+in|can\s+i\s+use\s+(?:in|with))\s+"
+        r"(?:the\s+)?(?P<adaptor>[\w@./-]+)(?:\s+adaptor)?(?:\s+(?:have|offer|provide))?$",
+        _functions,
+    ),
+    (
+        rf"^(?:show|print|display|give)\s+(?:me\s+)?{_THE}(?:code|body|script)\s+(?:of|for|in)\s+"
+        rf"{_REF}$|^what(?:'s|\s+is)\s+(?:the\s+)?code\s+(?:of|for|in)\s+(?P<ref2>.+?)$",
+        _show_code,
+    ),
+    (
+        rf"^what\s+(?:happens|runs|comes|is\s+next|happens\s+next|runs\s+next|comes\s+next)\s+"
+        rf"(?:if|when|once)\s+{_REF}\s+(?P<outcome>fails|errors|breaks|crashes|succeeds|works"
+        r"|passes)$|^what\s+if\s+(?P<ref2>.+?)\s+(?P<outcome2>fails|succeeds)$",
+        _outcome,
+    ),
+    (
+        rf"^(?:what|where)\s+(?:happens|runs|comes|goes|is\s+next|does\s+it\s+go)\s+(?:next\s+)?"
+        rf"after\s+{_REF}$|^what\s+(?:follows|comes\s+after)\s+{_REF.replace('ref', 'ref2')}$"
+        rf"|^where\s+does\s+(?P<ref3>.+?)\s+(?:go|lead)(?:\s+next)?$",
+        _after,
+    ),
+    (
+        rf"^what\s+(?:happens|runs|comes|leads)\s+(?:before|to|into)\s+{_REF}$"
+        rf"|^what\s+(?:feeds|precedes)\s+(?P<ref2>.+)$",
+        _before,
+    ),
+    (
+        r"^(?:which|what)\s+(?:steps?|jobs?)\s+(?:use|uses|are\s+using|run\s+on|talk\s+to)\s+"
+        r"(?:the\s+)?(?P<adaptor>[\w@./-]+)(?:\s+adaptor)?$"
+        r"|^(?:what|which|does\s+anything|do\s+any\s+steps)\s+uses?\s+(?:the\s+)?"
+        r"(?P<adaptor2>[\w@./-]+)(?:\s+adaptor)?$",
+        _uses,
+    ),
+    (
+        r"^(?:which|what)\s+(?:steps?|jobs?)\s+(?:(?P<no>have\s+no|don'?t\s+have|do\s+not\s+have|"
+        r"lack|are\s+missing|still\s+need|need)|have|already\s+have)\s+(?:any\s+)?code$",
+        _code_status,
+    ),
+    (
+        rf"^(?:what|who)\s+(?:triggers|starts|kicks\s+off|runs)\s+(?:{_WF})$"
+        rf"|^how\s+(?:is|does)\s+(?:{_WF})\s+(?:triggered|start|get\s+triggered|run)$"
+        rf"|^when\s+(?:does|will)\s+(?:{_WF})\s+run$|^what(?:'s|\s+is)\s+{_THE}(?:schedule|trigger)$"
+        rf"|^is\s+{_THE}(?:trigger|schedule|webhook)\s+(?:enabled|on|active|disabled|off)$",
+        _trigger,
+    ),
+    (
+        rf"^(?:list|show|name|what\s+are|which\s+are|give\s+me)\s+(?:me\s+)?{_THE}(?:all\s+)?"
+        rf"(?:the\s+)?steps(?:\s+in\s+(?:{_WF}))?$|^how\s+many\s+steps.*$|^what\s+steps\b.*$",
+        _list_steps,
+    ),
+    (
+        rf"^(?:what\s+does\s+(?:{_WF})\s+do|describe\s+(?:{_WF})|explain\s+(?:{_WF})"
+        rf"|summari[sz]e\s+(?:{_WF})|give\s+me\s+an\s+overview.*|walk\s+me\s+through.*"
+        rf"|what\s+is\s+(?:{_WF})|show\s+(?:me\s+)?(?:{_WF})|overview)$",
+        _describe,
+    ),
+    (
+        rf"^(?:what\s+does\s+{_REF}\s+do|tell\s+me\s+about\s+(?P<ref2>.+)|what\s+is\s+(?P<ref3>.+)"
+        rf"|describe\s+(?P<ref4>.+)|explain\s+(?P<ref5>.+))$",
+        _about,
+    ),
+    (
+        r"^(?:search\s+(?:the\s+)?(?:docs|documentation)\s+for|look\s+up|how\s+do\s+i|how\s+can\s+i"
+        r"|how\s+to)\s+(?P<query>.+)$",
+        _docs,
+    ),
+]
+_COMPILED = [(re.compile(p, re.I), h) for p, h in _QUESTIONS]
+
+
+def answer(text: str, view: View, resolver: Resolver) -> Outcome | None:
+    body = re.sub(
+        r"^(?:tell\s+me|can\s+you\s+tell\s+me|do\s+you\s+know)\s+(?=what|which|how|when|where)",
+        "",
+        text.strip().rstrip("?").strip(),
+        flags=re.I,
+    )
+    body = re.sub(r"^(?:so|and|ok|okay|hey),?\s+", "", body, flags=re.I)
+    for pattern, handler in _COMPILED:
+        match = pattern.match(body)
+        if match:
+            outcome = handler(Match(match), view, resolver)
+            if outcome is not None:
+                return outcome
+    return None
