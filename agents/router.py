@@ -16,6 +16,7 @@ from agents.events import route_event
 from agents.models.base import ModelError, ModelRequest, RequestContext
 from agents.runtime import TurnRuntime
 from agents.state import TurnState
+from tools.redaction import redact
 from tools.registry import input_schema
 
 
@@ -65,7 +66,11 @@ async def _decide(state: TurnState, rt: TurnRuntime) -> Literal["planner", "job_
         tool_choice={"type": "tool", "name": "route"},
         max_tokens=256,
         context=RequestContext(
-            user_text=state["user_text"], page="job", job_key=job_key, read_only=False
+            user_text=state["user_text"],
+            structure=redact(doc.structure),
+            page="job",
+            job_key=job_key,
+            read_only=False,
         ),
         prompt_name=prompt.name,
         prompt_version=prompt.version,

@@ -1,15 +1,9 @@
-"""Drive the offline model through one user turn, the way the agent graph does.
+"""Drive the offline model through one user turn of the real agent graph.
 
-``run_turn`` is the single seam the offline-model tests use: router -> either the
-direct job-code route or the planner loop (model -> tools -> tool_result
-messages -> model ..., at most ``MAX_TOOL_CALLS`` calls) -> final text. It will
-be switched to the real LangGraph graph once that lands; keep its signature.
-
-Simplifications, until then (clearly not the graph):
-- confirmation of destructive changes is auto-approved;
-- ``call_job_code_agent`` runs its sub-agent inline, in call order (the graph
-  runs them in parallel after the round's structure edits);
-- the route and edit_job_code tool definitions below mirror DESIGN §4.
+``run_turn`` is the single seam the offline-model tests use: the LangGraph turn
+graph (router, planner loop, confirmation, parallel code sub-agents) with the
+offline model in every role. Confirmations are approved, so a turn that asks
+runs to the end; the tool calls the model made are recorded in order.
 """
 
 from __future__ import annotations
@@ -20,21 +14,21 @@ import hashlib
 import itertools
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from agents.models.base import ModelRequest, RequestContext
+from langgraph.checkpoint.memory import InMemorySaver
+
+from agents.graph import build_graph
+from agents.models.base import ModelRequest, ModelResponse
 from agents.models.offline import OfflineModel
-from tools.adaptors import split_adaptor
+from agents.runner import TurnRunner
+from agents.runtime import AgentConfig, InMemoryCommitter, TurnRuntime
+from agents.state import TurnInput
 from tools.base import ToolContext
 from tools.catalogue import load_catalogue
 from tools.docs_search import DocsIndex
 from tools.document import WorkflowDocument
-from tools.errors import CodeEditError
-from tools.job_code import CodeEdit, apply_code_edits, check_job_code, format_problems
-from tools.redaction import redact
-from tools.registry import run_tool, tool_definitions
-from tools.structure import UpdateEntry
 
 MAX_TOOL_CALLS = 20
 MAX_CODE_ATTEMPTS = 3
@@ -113,6 +107,26 @@ def run_turn(
     )
 
 
+class _Recording:
+    """The offline model, recording every tool call it makes (code edits with their step)."""
+
+    name = "offline"
+
+    def __init__(self) -> None:
+        self.inner = OfflineModel()
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def create(self, request: ModelRequest, *, on_text: Any = None) -> ModelResponse:
+        response = await self.inner.create(request, on_text=on_text)
+        if request.role != "router":
+            for use in response.tool_uses:
+                args = dict(use["input"]) if isinstance(use["input"], dict) else {}
+                if use["name"] == "edit_job_code":
+                    args = {"job_key": request.context.job_key, **args}
+                self.calls.append((use["name"], args))
+        return response
+
+
 async def _run_turn(
     doc: WorkflowDocument,
     text: str,
@@ -122,141 +136,29 @@ async def _run_turn(
     errors: str | None,
     history: list[dict[str, str]],
 ) -> TurnOutcome:
-    model = OfflineModel()
-    ctx = _tool_context(doc, text)
-    calls: list[tuple[str, dict[str, Any]]] = []
-
-    def context() -> RequestContext:
-        return RequestContext(
-            user_text=text,
-            structure=redact(doc.structure),
-            page="job" if page == "job" else "workflow",
-            job_key=job_key,
-            read_only=read_only,
-            errors=errors,
-            history=history,
-        )
-
-    routed = await model.create(
-        ModelRequest(
-            role="router",
-            system="",
-            messages=[{"role": "user", "content": text}],
-            tools=[ROUTE_TOOL],
-            tool_choice={"type": "tool", "name": "route"},
-            context=context(),
-        )
+    """One turn through the real graph; confirmations are approved."""
+    model = _Recording()
+    runtime = TurnRuntime(
+        models={"router": model, "planner": model, "job_code": model},
+        config=AgentConfig(max_tool_calls=MAX_TOOL_CALLS),
+        tools=_tool_context(doc, text),
+        committer=InMemoryCommitter(),
     )
-    route = routed.tool_uses[0]["input"] if routed.tool_uses else {"destination": "planner"}
-    target = route.get("job_key")
-    if route.get("destination") == "job_code" and target in doc.structure.jobs and not read_only:
-        final = await _code_agent(model, doc, target, text, calls)
-        return TurnOutcome(calls, final, doc)
-
-    messages: list[dict[str, Any]] = [{"role": "user", "content": text}]
-    tools = tool_definitions(read_only=read_only)
-    while True:
-        spent = len(calls) >= MAX_TOOL_CALLS
-        response = await model.create(
-            ModelRequest(
-                role="planner",
-                system="",
-                messages=messages,
-                tools=[] if spent else tools,
-                context=context(),
-            )
-        )
-        uses = response.tool_uses
-        if not uses or spent:
-            return TurnOutcome(calls, response.text, doc)
-        messages.append({"role": "assistant", "content": response.content})
-        results = []
-        for use in uses:
-            if len(calls) >= MAX_TOOL_CALLS:
-                content, is_error = "Error (budget): the tool-call budget is spent.", True
-            else:
-                calls.append((use["name"], use["input"]))
-                result = run_tool(doc, use["name"], use["input"], read_only=read_only, context=ctx)
-                content, is_error = result.text, not result.ok
-                if result.ok and use["name"] == "call_job_code_agent":
-                    content = await _code_agent(
-                        model, doc, use["input"]["job_key"], use["input"]["message"], calls
-                    )
-            results.append(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": use["id"],
-                    "content": content,
-                    "is_error": is_error,
-                }
-            )
-        messages.append({"role": "user", "content": results})
-
-
-async def _code_agent(
-    model: OfflineModel,
-    doc: WorkflowDocument,
-    key: str,
-    message: str,
-    calls: list[tuple[str, dict[str, Any]]],
-) -> str:
-    """The job-code sub-agent (minimal stand-in for the graph's node)."""
-    catalogue = load_catalogue()
-    messages: list[dict[str, Any]] = [{"role": "user", "content": message}]
-    text = ""
-    for _ in range(MAX_CODE_ATTEMPTS):
-        job = doc.structure.jobs[key]
-        adaptor = catalogue.get(split_adaptor(job.adaptor)[0])
-        functions = [
-            {"name": f.name, "params": list(f.params), "description": f.description}
-            for f in (adaptor.functions if adaptor else ())
-        ]
-        response = await model.create(
-            ModelRequest(
-                role="job_code",
-                system="",
-                messages=messages,
-                tools=[EDIT_JOB_CODE_TOOL],
-                context=RequestContext(
-                    user_text=message,
-                    structure=redact(doc.structure),
-                    page="job",
-                    job_key=key,
-                    job={"key": key, "name": job.name, "adaptor": job.adaptor, "body": job.body},
-                    adaptor_functions=functions,
-                ),
-            )
-        )
-        text = response.text
-        if not response.tool_uses:
-            return text
-        use = response.tool_uses[0]
-        calls.append((use["name"], {"job_key": key, **use["input"]}))
-        messages.append({"role": "assistant", "content": response.content})
-        try:
-            edits = [CodeEdit(**edit) for edit in use["input"]["edits"]]
-            body = apply_code_edits(job.body or "", edits)
-            problems = check_job_code(body)
-            if problems:
-                content, is_error = "Error: " + format_problems(problems), True
-            else:
-                structure = doc.structure.copy()
-                structure.jobs[key] = replace(job, body=body)
-                doc.apply([UpdateEntry("jobs", key, {"body": body})], structure)
-                content, is_error = f"Code of {key} updated.", False
-        except CodeEditError as exc:
-            content, is_error = f"Error ({exc.code}): {exc.message}", True
-        messages.append(
-            {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": use["id"],
-                        "content": content,
-                        "is_error": is_error,
-                    }
-                ],
-            }
-        )
-    return text or "The code agent stopped without an answer."
+    runner = TurnRunner(build_graph(InMemorySaver()))
+    turn: TurnInput = {
+        "turn_id": "offline-turn",
+        "user_text": text,
+        "page": "job" if page == "job" else "workflow",
+        "job_key": job_key,
+        "read_only": read_only,
+        "errors": errors,
+        "history": history,
+        "yaml": doc.to_yaml(),
+        "version": 1,
+    }
+    events = [event async for event in runner.start(turn, runtime)]
+    while events[-1]["type"] == "confirm.required":
+        events = [event async for event in runner.resume("offline-turn", True, runtime)]
+    state = await runner.state("offline-turn")
+    final = next((e["text"] for e in events if e["type"] == "message"), "")
+    return TurnOutcome(model.calls, final, WorkflowDocument.from_yaml(state["yaml"]))

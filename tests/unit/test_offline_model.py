@@ -881,12 +881,13 @@ CASES = [
         "code-for-all-steps",
         "chain",
         "write code for all steps",
+        # The graph runs the three code agents together, after the planner's round.
         calls=(
             ("call_job_code_agent", {"job_key": "fetch-patients"}),
-            ("edit_job_code", {"job_key": "fetch-patients"}),
             ("call_job_code_agent", {"job_key": "transform-data"}),
-            ("edit_job_code", {"job_key": "transform-data"}),
             ("call_job_code_agent", {"job_key": "upsert-records"}),
+            ("edit_job_code", {"job_key": "fetch-patients"}),
+            ("edit_job_code", {"job_key": "transform-data"}),
             ("edit_job_code", {"job_key": "upsert-records"}),
         ),
     ),
@@ -1237,6 +1238,7 @@ def _converse(texts: list[str]) -> tuple[str, list[Any], list[str]]:
     history: list[dict[str, str]] = []
     for text in texts:
         outcome = run_turn(doc, text, history=tuple(history))
+        doc = outcome.doc
         calls.append(outcome.tool_calls)
         answers.append(outcome.final_text)
         history += [{"role": "user", "content": text}]
