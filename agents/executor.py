@@ -77,7 +77,9 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
     doc = rt.document(state["yaml"], state["version"])
     yaml, version = state["yaml"], state["version"]
     read_only = bool(state.get("read_only"))
-    approvals = state.get("approvals") or {}
+    # "No" covers the whole round: its other calls were planned around the change
+    # the user refused (e.g. reconnecting the neighbours of a step kept after all).
+    declined = any(answer is False for answer in (state.get("approvals") or {}).values())
     calls = state.get("tool_calls", 0)
     changes = list(state.get("changes") or [])
     results: dict[str, dict[str, Any]] = {}
@@ -89,7 +91,7 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
             results[use_id] = _error_block(use_id, "budget_spent", "The tool budget is spent.")
             continue
         calls += 1
-        if approvals.get(use_id) is False:
+        if declined:
             results[use_id] = _error_block(use_id, "declined", DECLINED)
             continue
         if not isinstance(args, dict):

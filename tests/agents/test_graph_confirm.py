@@ -56,6 +56,25 @@ async def test_declining_reports_back_to_the_model_and_changes_nothing() -> None
     assert done.of("message")[0]["text"] == "OK, I kept Fetch referral."
 
 
+async def test_declining_refuses_every_call_planned_in_that_round() -> None:
+    model = ScriptedModel(
+        [
+            S.tool_calls(
+                ("remove_jobs", {"keys": ["fetch"]}),
+                ("add_edges", {"edges": [{"source": "webhook", "target": "check"}]}),
+            ),
+            S.text("OK, nothing changed."),
+        ]
+    )
+    paused = await run(model, "remove fetch and reconnect")
+    done = await resume(paused, approved=False)
+    assert done.state["yaml"] == BASE_YAML
+    results = model.requests[-1].messages[-1]["content"]
+    assert [r["is_error"] for r in results] == [True, True]
+    assert all("declined" in r["content"] for r in results)
+    assert done.of("workflow") == []
+
+
 async def test_removing_an_empty_step_needs_no_confirmation() -> None:
     model = ScriptedModel(
         [S.tool_calls(("remove_jobs", {"keys": ["check"]})), S.text("Removed it.")]
