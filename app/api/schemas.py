@@ -69,6 +69,13 @@ class Session(BaseModel):
     read_only: bool
 
 
+class PendingConfirmation(BaseModel):
+    turn_id: str
+    request_id: str
+    question: str
+
+
 class SessionDetail(Session):
     messages: list[Message]
     workflow: Workflow
+    pending_confirmation: PendingConfirmation | None = None

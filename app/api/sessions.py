@@ -37,6 +37,17 @@ async def create_session(
     return schemas.Session(id=session.id, workflow_id=session.workflow_id, read_only=read_only)
 
 
+async def _pending(services: Services, session_id: str) -> schemas.PendingConfirmation | None:
+    """A confirmation this session's paused turn waits for, answerable from any device."""
+    turn = await services.store.paused_turn(session_id)
+    if turn is None:
+        return None
+    pending = await services.runner.pending_confirmation(turn.id)
+    if pending is None:
+        return None
+    return schemas.PendingConfirmation(turn_id=turn.id, **pending)
+
+
 @router.get("/{session_id}")
 async def get_session(
     session_id: str, services: ServicesDep, principal: PrincipalDep
@@ -47,6 +58,7 @@ async def get_session(
         raise NotFoundError("The session's workflow no longer exists.")
     messages = await services.store.list_messages(session.id)
     return schemas.SessionDetail(
+        pending_confirmation=await _pending(services, session.id),
         id=session.id,
         workflow_id=session.workflow_id,
         read_only=session.read_only,

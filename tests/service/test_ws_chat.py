@@ -195,11 +195,16 @@ def test_confirmation_resumes_from_another_connection(
     with connect(client, session_id) as ws:
         ws.send_json(turn("remove the fetch step"))
         confirm = until(ws, "confirm.required")[-1]
+    reloaded = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+    assert reloaded["pending_confirmation"]["request_id"] == confirm["request_id"]
+    assert reloaded["pending_confirmation"]["question"] == confirm["question"]
     with connect(client, session_id) as ws:  # "another device"
         ws.send_json({"type": "confirm", "request_id": confirm["request_id"], "approved": False})
         until(ws, "turn.completed")
     stored = client.get(f"/v1/workflows/{workflow_id}", headers=auth(EDITOR)).json()
     assert stored["yaml"] == DOC
+    after = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+    assert after["pending_confirmation"] is None
 
 
 def test_read_only_session_cannot_mutate_through_any_frame(
