@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from app import chat_cli
 from tools.model import SCHEMA_PATH, render_json_schema
 
 
@@ -70,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     docs = commands.add_parser("adaptor-docs", help="install adaptor packages for doc search")
     docs.add_argument("action", choices=["install"])
     docs.set_defaults(run=_adaptor_docs)
+
+    chat_cli.register(commands)
     return parser
 
 

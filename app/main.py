@@ -9,7 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from agents.models.base import ChatModel, Role
-from app.api import meta, sessions, workflows
+from app.api import meta, sessions, web, workflows
 from app.http_errors import http_status
 from app.services import open_services
 from app.settings import Settings
@@ -39,6 +39,6 @@ def create_app(
             headers=headers,
         )
 
-    for module in (meta, workflows, sessions, chat, watch):
+    for module in (meta, workflows, sessions, chat, watch, web):
         app.include_router(module.router)
     return app

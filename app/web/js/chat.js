@@ -1,0 +1,239 @@
+// The conversation pane: messages, per-tool status lines, confirmation cards, errors.
+
+import { h, clear } from "./dom.js";
+
+const ERROR_TEXT = {
+  busy: "Another turn is running on this workflow. Wait for it to finish, then send again.",
+  cancelled: "Stopped. The workflow keeps every change made before the stop.",
+  stale_confirmation: null, // the server's message says it best
+};
+
+export class ChatView {
+  constructor(root, { onConfirm }) {
+    this.root = root;
+    this.onConfirm = onConfirm;
+    this.turn = null; // {id, el, statuses, bubble}
+  }
+
+  nearBottom() {
+    return this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight < 80;
+  }
+
+  append(el) {
+    const stick = this.nearBottom();
+    this.root.append(el);
+    if (stick) this.root.scrollTop = this.root.scrollHeight;
+    return el;
+  }
+
+  scrollToEnd() {
+    this.root.scrollTop = this.root.scrollHeight;
+  }
+
+  reset() {
+    clear(this.root);
+    this.turn = null;
+  }
+
+  bubble(role, text, extra = "") {
+    return h(
+      "div",
+      { class: `msg ${role} ${extra}`.trim(), "data-role": role },
+      h("div", { class: "msg-who" }, role === "user" ? "You" : "Planner"),
+      h("div", { class: "msg-body" }, text),
+    );
+  }
+
+  renderHistory(messages) {
+    this.reset();
+    if (!messages.length) {
+      this.append(
+        h(
+          "div",
+          { class: "msg system" },
+          "Start by describing the workflow, e.g. “create a workflow that gets referrals from http, " +
+            "checks coverage with fhir, then emails the coordinator with gmail”.",
+        ),
+      );
+    }
+    for (const message of messages) {
+      this.append(this.bubble(message.role === "user" ? "user" : "assistant", message.content));
+    }
+    this.scrollToEnd();
+  }
+
+  addUser(text) {
+    for (const el of this.root.querySelectorAll(".msg.system")) el.remove();
+    this.append(this.bubble("user", text));
+  }
+
+  ensureTurn(turnId) {
+    if (this.turn && (!turnId || this.turn.id === turnId || this.turn.id === null)) {
+      if (turnId) this.turn.id = turnId;
+      return this.turn;
+    }
+    const el = h("div", { class: "turn", "data-turn-id": turnId || "" });
+    this.turn = { id: turnId || null, el, bubble: null, text: "" };
+    this.append(el);
+    return this.turn;
+  }
+
+  startTurn(turnId) {
+    this.turn = null;
+    const turn = this.ensureTurn(turnId);
+    turn.el.classList.add("running");
+    turn.thinking = h("div", { class: "thinking" }, h("span", { class: "spinner" }), "Thinking…");
+    turn.el.append(turn.thinking);
+  }
+
+  clearThinking() {
+    if (this.turn && this.turn.thinking) {
+      this.turn.thinking.remove();
+      this.turn.thinking = null;
+    }
+  }
+
+  route(frame) {
+    const turn = this.ensureTurn(frame.turn_id);
+    turn.el.dataset.route = frame.destination;
+    if (frame.destination === "job_code") {
+      this.status({ phase: "settled", tool: "route", text: "Sent to the step-code agent." }, true);
+    }
+  }
+
+  status(frame, info = false) {
+    const turn = this.ensureTurn(frame.turn_id);
+    this.clearThinking();
+    // Status lines group in lists, in order with the cards and text around them.
+    let list = turn.el.lastElementChild;
+    if (!list || !list.matches("ul.statuses")) {
+      list = h("ul", { class: "statuses" });
+      turn.el.append(list);
+    }
+    if (frame.phase === "spinner") {
+      list.append(
+        h(
+          "li",
+          { class: "status spinning", "data-tool": frame.tool },
+          h("span", { class: "spinner", "aria-hidden": "true" }),
+          h("span", { class: "status-text" }, frame.text),
+        ),
+      );
+    } else {
+      const open = [...turn.el.querySelectorAll("li.status.spinning")].find(
+        (li) => li.dataset.tool === frame.tool,
+      );
+      const li =
+        open ||
+        list.appendChild(
+          h("li", { class: "status", "data-tool": frame.tool }, h("span", { class: "icon" }), h("span", { class: "status-text" })),
+        );
+      li.classList.remove("spinning");
+      li.classList.add("settled");
+      if (info) li.classList.add("info");
+      const icon = li.querySelector(".spinner, .icon");
+      icon.className = "icon";
+      icon.textContent = info ? "→" : "✓";
+      li.querySelector(".status-text").textContent = frame.text;
+    }
+    if (this.nearBottom()) this.scrollToEnd();
+  }
+
+  assistantBubble(turnId) {
+    const turn = this.ensureTurn(turnId);
+    this.clearThinking();
+    if (!turn.bubble) {
+      turn.bubble = this.bubble("assistant", "", "streaming");
+      turn.el.append(turn.bubble);
+    }
+    return turn.bubble;
+  }
+
+  delta(frame) {
+    const bubble = this.assistantBubble(frame.turn_id);
+    this.turn.text += frame.text;
+    bubble.querySelector(".msg-body").textContent = this.turn.text;
+    if (this.nearBottom()) this.scrollToEnd();
+  }
+
+  message(frame) {
+    const bubble = this.assistantBubble(frame.turn_id);
+    this.turn.text = frame.text;
+    bubble.querySelector(".msg-body").textContent = frame.text;
+    bubble.classList.remove("streaming");
+    this.scrollToEnd();
+  }
+
+  confirm(frame, { readOnly }) {
+    const turn = this.ensureTurn(frame.turn_id);
+    this.clearThinking();
+    const approve = h("button", { type: "button", class: "approve" }, "Approve");
+    const cancel = h("button", { type: "button", class: "ghost cancel" }, "Cancel");
+    const outcome = h("div", { class: "confirm-outcome muted" });
+    const actions = h("div", { class: "confirm-actions" }, readOnly ? "" : [cancel, approve]);
+    const card = h(
+      "div",
+      { class: "confirm-card", "data-request-id": frame.request_id, role: "group", "aria-label": "Confirmation" },
+      h("div", { class: "confirm-title" }, "Confirm this change"),
+      h("div", { class: "confirm-question" }, frame.question),
+      actions,
+      outcome,
+    );
+    const answer = (approved) => {
+      approve.disabled = true;
+      cancel.disabled = true;
+      if (this.onConfirm(frame.request_id, approved)) {
+        card.classList.add(approved ? "approved" : "declined");
+        actions.remove();
+        outcome.textContent = approved ? "Approved, continuing…" : "Cancelled, nothing was removed.";
+      } else {
+        approve.disabled = false;
+        cancel.disabled = false;
+        outcome.textContent = "Not connected: try again in a moment.";
+      }
+    };
+    approve.addEventListener("click", () => answer(true));
+    cancel.addEventListener("click", () => answer(false));
+    turn.el.append(card);
+    this.scrollToEnd();
+    return card;
+  }
+
+  endTurn(frame) {
+    if (!this.turn) return;
+    this.clearThinking();
+    this.turn.el.classList.remove("running");
+    for (const li of this.turn.el.querySelectorAll("li.status.spinning")) {
+      li.classList.remove("spinning");
+      li.querySelector(".spinner").className = "icon";
+    }
+    if (this.turn.bubble) this.turn.bubble.classList.remove("streaming");
+    for (const outcome of this.turn.el.querySelectorAll(".confirm-card.approved .confirm-outcome")) {
+      outcome.textContent = "Approved.";
+    }
+    if (frame && frame.type === "turn.completed") this.turn.el.dataset.version = frame.version;
+    this.turn = null;
+  }
+
+  error(frame) {
+    const text = ERROR_TEXT[frame.code] || frame.message || "Something went wrong.";
+    const el = h(
+      "div",
+      { class: "msg error", "data-code": frame.code || "error", role: "alert" },
+      h("div", { class: "msg-who" }, frame.code === "busy" ? "Busy" : "Error"),
+      h("div", { class: "msg-body" }, text),
+    );
+    if (this.turn && (!frame.turn_id || frame.turn_id === this.turn.id)) {
+      this.clearThinking();
+      this.turn.el.append(el);
+      this.scrollToEnd();
+    } else {
+      this.append(el);
+    }
+    return el;
+  }
+
+  note(text, kind = "info") {
+    return this.append(h("div", { class: `msg note ${kind}` }, text));
+  }
+}

@@ -1,0 +1,547 @@
+"""The web page in real headless Chromium against the real server (offline model).
+
+Each state the page reaches is saved as a screenshot in test-artifacts/e2e/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from app.store import Store, create_engine
+from tests.e2e.conftest import screenshot
+from tests.e2e.server import EDITOR, REVIEWER, TOKENS, LiveServer
+
+OpenPage = Callable[..., Any]
+
+CREATE = (
+    "create a workflow that gets referrals from http, checks coverage with fhir, "
+    "then emails the coordinator with gmail"
+)
+
+# A document with code in its steps and a failure edge, imported through the page.
+CODED_DOC = """\
+name: Referral intake
+jobs:
+  fetch:
+    name: Fetch referral
+    adaptor: '@openfn/language-http@latest'
+    body: |
+      get('/referrals');
+  check:
+    name: Check coverage
+    adaptor: '@openfn/language-fhir@latest'
+    body: |
+      // Look up the patient's coverage
+      get('Coverage', { query: { patient: $.patientId } });
+  alert:
+    name: Alert staff
+    adaptor: '@openfn/language-gmail@latest'
+    body: // Add operations here
+triggers:
+  webhook:
+    type: webhook
+    enabled: false
+edges:
+  webhook->fetch:
+    source_trigger: webhook
+    target_job: fetch
+    condition_type: always
+    enabled: true
+  fetch->check:
+    source_job: fetch
+    target_job: check
+    condition_type: on_job_success
+    enabled: true
+  check->alert:
+    source_job: check
+    target_job: alert
+    condition_type: on_job_failure
+    enabled: true
+"""
+
+
+# Branches, a condition, a disabled edge, an edge that skips rows, a loose step, cron.
+BRANCHING_DOC = """\
+name: Prior auth with a long descriptive name for testing
+jobs:
+  fetch:
+    name: Fetch referral from the intake system of record
+    adaptor: '@openfn/language-http@6.4.0'
+    body: |
+      get('/referrals');
+  check:
+    name: Check coverage
+    adaptor: '@openfn/language-fhir@latest'
+    body: // Add operations here
+  prior:
+    name: Prior auth
+    adaptor: '@openfn/language-http@latest'
+    body: // Add operations here
+  notify:
+    name: Notify patient
+    adaptor: '@openfn/language-twilio@latest'
+    body: // Add operations here
+  alert:
+    name: Alert staff
+    adaptor: '@openfn/language-gmail@latest'
+    body: // Add operations here
+  archive:
+    name: Archive
+    adaptor: '@openfn/language-common@latest'
+    body: // Add operations here
+  orphan:
+    name: Orphan step
+    adaptor: '@openfn/language-common@latest'
+    body: // Add operations here
+triggers:
+  cron:
+    type: cron
+    cron_expression: '0 6 * * *'
+    enabled: true
+edges:
+  cron->fetch:
+    source_trigger: cron
+    target_job: fetch
+    condition_type: always
+    enabled: true
+  fetch->check:
+    source_job: fetch
+    target_job: check
+    condition_type: on_job_success
+    enabled: true
+  check->prior:
+    source_job: check
+    target_job: prior
+    condition_type: js_expression
+    condition_expression: state.plan === 'BlueCross HMO'
+    condition_label: BlueCross HMO
+    enabled: true
+  check->notify:
+    source_job: check
+    target_job: notify
+    condition_type: on_job_success
+    enabled: false
+  check->alert:
+    source_job: check
+    target_job: alert
+    condition_type: on_job_failure
+    enabled: true
+  prior->archive:
+    source_job: prior
+    target_job: archive
+    condition_type: on_job_success
+    enabled: true
+  fetch->archive:
+    source_job: fetch
+    target_job: archive
+    condition_type: on_job_failure
+    enabled: true
+"""
+
+
+def at_version(page: Any, version: int) -> None:
+    """Wait until the page shows ``version`` and no turn is running."""
+    page.wait_for_selector(f'body[data-version="{version}"][data-turn="idle"]')
+
+
+def send(page: Any, text: str) -> None:
+    replies = page.locator(".msg.assistant:not(.streaming)")
+    before = replies.count()
+    page.fill("#chat-input", text)
+    page.press("#chat-input", "Enter")
+    expect(replies).to_have_count(before + 1)
+    page.wait_for_selector('body[data-turn="idle"]')
+
+
+def open_session(
+    server: LiveServer, open_page: OpenPage, token: str = EDITOR, **workflow: Any
+) -> tuple[Any, dict[str, Any]]:
+    created = server.create_workflow(EDITOR, **workflow)
+    session = server.create_session(created["id"], token)
+    page = open_page(f"{server.url}/#session={session['id']}", token=token)
+    page.wait_for_selector('.connection[data-state="open"]')
+    return page, created
+
+
+def job_keys(page: Any) -> list[str]:
+    keys: list[str] = page.locator(".node.job").evaluate_all(
+        "nodes => nodes.map(n => n.dataset.key)"
+    )
+    return keys
+
+
+# --- serving --------------------------------------------------------------------------
+
+
+def test_the_page_and_its_assets_are_served_without_any_cdn(server: LiveServer) -> None:
+    index = httpx.get(server.url + "/")
+    assert index.status_code == 200
+    assert "script-src 'self'" in index.headers["content-security-policy"]
+    assert '<script type="module" src="/static/app.js">' in index.text
+    module = httpx.get(server.url + "/static/vendor/js-yaml/js-yaml.mjs")
+    assert module.status_code == 200
+    assert module.headers["content-type"].startswith("text/javascript")
+    assert httpx.get(server.url + "/static/vendor/js-yaml/LICENSE").status_code == 200
+    assert httpx.get(server.url + "/static/__init__.py").status_code == 404
+    web = Path(__file__).resolve().parents[2] / "app" / "web"
+    for path in [*web.glob("*.html"), *web.glob("*.js"), *web.glob("js/*.js"), *web.glob("*.css")]:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"(src|href|from|import)\s*=?\s*[\"']https?://", text), path
+
+
+# --- chatting a workflow into shape ---------------------------------------------------------
+
+
+def test_create_a_workflow_by_chatting_and_watch_the_diagram(
+    server: LiveServer, open_page: OpenPage
+) -> None:
+    page = open_page(server.url + "/")
+    page.fill("#new-name", "Referral intake")
+    page.click("#new-button")
+    page.wait_for_selector('.connection[data-state="open"]')
+    assert re.search(r"#session=[\w-]+$", page.url)
+    expect(page.locator("#mode-badge")).to_have_text("Editing")
+    expect(page.locator(".diagram-empty")).to_be_visible()
+    screenshot(page, "01-new-workflow")
+
+    send(page, CREATE)
+    at_version(page, 2)
+    assert job_keys(page) == ["get-referrals", "check-coverage", "email-coordinator"]
+    expect(page.locator(".node.job.changed")).to_have_count(3)
+    expect(page.locator(".node.trigger")).to_have_count(1)
+    expect(page.locator(".edge-label.success")).to_have_count(2)
+    expect(page.locator(".status.settled").first).to_contain_text("Created workflow")
+    expect(page.locator(".msg.assistant").last).to_contain_text('"Referral intake" has 3 step')
+    screenshot(page, "02-created-by-chat")
+
+    send(page, "add a step called Dedupe with common after Get referrals")
+    at_version(page, 5)
+    assert "dedupe" in job_keys(page)
+    # The turn's changes stay highlighted together; untouched steps are not.
+    expect(page.locator('.node.job.changed[data-key="dedupe"]')).to_have_count(1)
+    expect(page.locator('.edge.changed[data-key="get-referrals->dedupe"]')).to_have_count(1)
+    expect(page.locator('.edge.changed[data-key="dedupe->check-coverage"]')).to_have_count(1)
+    expect(page.locator('.node.job.changed[data-key="email-coordinator"]')).to_have_count(0)
+    expect(page.locator(".status.settled")).to_contain_text(["Added 1 step: Dedupe"])
+    expect(page.locator(".status.spinning")).to_have_count(0)
+    screenshot(page, "03-step-added")
+
+    send(page, "rename Dedupe to Remove duplicates")
+    at_version(page, 6)
+    expect(page.locator('.node.job[data-key="dedupe"] .node-title')).to_have_text(
+        "Remove duplicates"
+    )
+    expect(page.locator("#change-summary")).to_contain_text("Updated step dedupe")
+
+    page.click('.tab[data-tab="yaml"]')
+    expect(page.locator("#yaml-view")).to_contain_text("name: Remove duplicates")
+    expect(page.locator("#yaml-view .y-key").first).to_have_text("name")
+    screenshot(page, "04-yaml-tab")
+
+    page.click('.tab[data-tab="diagram"]')
+    send(page, "what does this workflow do")
+    expect(page.locator(".msg.assistant").last).to_contain_text("4 step")
+    at_version(page, 6)  # a question changes nothing
+
+    history = page.locator("#versions li.version")
+    expect(history).to_have_count(6)
+    expect(history.first).to_contain_text("update_jobs")
+
+
+def test_import_select_a_step_and_approve_a_confirmation(
+    server: LiveServer, open_page: OpenPage
+) -> None:
+    page = open_page(server.url + "/")
+    page.fill("#import-yaml", CODED_DOC)
+    page.click("#import-button")
+    page.wait_for_selector('.connection[data-state="open"]')
+    at_version(page, 1)
+    failure = page.locator('.edge.failure[data-key="check->alert"]')
+    expect(failure).to_have_count(1)
+    expect(page.locator(".edge-label.failure")).to_have_text("on failure")
+    dash = failure.locator("path").evaluate("p => getComputedStyle(p).strokeDasharray")
+    assert dash not in ("", "none"), "failure edges are drawn dashed"
+    expect(page.locator('.node.job.has-code[data-key="check"]')).to_have_count(1)
+    screenshot(page, "05-imported-with-failure-edge")
+
+    page.click('.node.job[data-key="check"]')
+    expect(page.locator('.tab[data-tab="code"]')).to_have_attribute("aria-selected", "true")
+    expect(page.locator("#code-view")).to_contain_text("get('Coverage'")
+    expect(page.locator("#code-view .j-comment")).to_contain_text("Look up the patient")
+    expect(page.locator("#context-chip")).to_contain_text("Check coverage")
+    screenshot(page, "06-step-code")
+    page.click('.tab[data-tab="diagram"]')
+
+    page.fill("#chat-input", "remove Check coverage")
+    page.press("#chat-input", "Enter")
+    card = page.locator(".confirm-card")
+    expect(card).to_contain_text("remove 'Check coverage', which holds code")
+    page.wait_for_selector('body[data-turn="confirm"]')
+    expect(page.locator("#send-button")).to_be_disabled()
+    at_version_1 = page.locator('body[data-version="1"]')
+    expect(at_version_1).to_have_count(1)  # nothing removed before the answer
+    screenshot(page, "07-confirmation-card")
+
+    card.locator("button.approve").click()
+    expect(card).to_have_class(re.compile(r"\bapproved\b"))
+    at_version(page, 3)
+    assert "check" not in job_keys(page)
+    expect(page.locator('.edge.changed[data-key="fetch->alert"]')).to_have_count(1)
+    expect(page.locator("#change-summary")).to_contain_text("Removed step check")
+    expect(page.locator(".msg.assistant").last).to_contain_text("Removed Check coverage")
+    screenshot(page, "08-confirmation-approved")
+
+
+def test_history_shows_a_diff_and_reverts(server: LiveServer, open_page: OpenPage) -> None:
+    page, _ = open_session(server, open_page, yaml=CODED_DOC)
+    send(page, "rename Fetch referral to Get referral")
+    at_version(page, 2)
+    expect(page.locator('.node.job[data-key="fetch"] .node-title')).to_have_text("Get referral")
+
+    versions = page.locator("#versions li.version")
+    expect(versions).to_have_count(2)
+    expect(versions.first).to_contain_text("update_jobs")
+    expect(versions.first).to_contain_text("current")
+    expect(page.locator("#diff-view .d-del")).to_contain_text("name: Fetch referral")
+    expect(page.locator("#diff-view .d-add")).to_contain_text("name: Get referral")
+    expect(page.locator("#revert-button")).to_be_hidden()  # the current version
+
+    versions.nth(1).click()
+    expect(page.locator("#diff-title")).to_contain_text("v1")
+    expect(page.locator("#revert-button")).to_have_text("Revert to v1")
+    screenshot(page, "09-history-diff")
+
+    page.click("#revert-button")
+    at_version(page, 3)
+    expect(page.locator('.node.job[data-key="fetch"] .node-title')).to_have_text("Fetch referral")
+    expect(page.locator('.node.job.changed[data-key="fetch"]')).to_have_count(1)
+    expect(versions).to_have_count(3)
+    expect(versions.first).to_contain_text("revert")
+    expect(versions.first).to_contain_text("Reverted to version 1")
+    screenshot(page, "10-reverted")
+
+
+def test_the_same_session_on_a_second_page_comes_back_and_follows_along(
+    server: LiveServer, open_page: OpenPage
+) -> None:
+    first, _ = open_session(server, open_page)
+    send(first, CREATE)
+    at_version(first, 2)
+
+    second = open_page(first.url)
+    second.wait_for_selector('.connection[data-state="open"]')
+    at_version(second, 2)
+    expect(second.locator(".msg.user .msg-body")).to_have_text([CREATE])
+    expect(second.locator(".msg.assistant")).to_have_count(1)
+    assert job_keys(second) == job_keys(first)
+
+    # A change made on the first page shows up live on the second.
+    send(first, "rename Check coverage to Verify coverage")
+    at_version(second, 3)
+    expect(second.locator('.node.job.changed[data-key="check-coverage"]')).to_have_count(1)
+    expect(second.locator(".msg.assistant")).to_have_count(2)  # the conversation follows
+    screenshot(second, "11-second-page-follows")
+
+    first.reload()
+    first.wait_for_selector('.connection[data-state="open"]')
+    at_version(first, 3)
+    expect(first.locator(".msg.user")).to_have_count(2)
+    expect(first.locator(".msg.assistant").last).to_contain_text("Verify coverage")
+    screenshot(first, "12-reloaded")
+
+
+def test_a_reviewer_page_cannot_edit_but_still_gets_answers(
+    server: LiveServer, open_page: OpenPage
+) -> None:
+    created = server.create_workflow(EDITOR, yaml=CODED_DOC)
+    server.request(
+        "POST",
+        f"/v1/workflows/{created['id']}/revert",
+        EDITOR,
+        json={"version": 1},
+    )  # a second version, so there is something one could revert to
+    page = open_page(server.url + "/", token=REVIEWER)
+    row = page.locator(f'tr[data-workflow-id="{created["id"]}"]')
+    row.locator("button.open-edit").click()  # asks for editing; gets read-only
+    page.wait_for_selector('.connection[data-state="open"]')
+    expect(page.locator("#mode-badge")).to_have_text("Read-only")
+    expect(page.locator("#readonly-notice")).to_be_visible()
+    expect(page.locator("#readonly-notice")).to_contain_text("cannot be changed")
+
+    page.locator("#versions li.version").nth(1).click()
+    expect(page.locator("#diff-title")).to_contain_text("v1")
+    expect(page.locator("#revert-button")).to_be_hidden()
+
+    send(page, "remove Check coverage")
+    expect(page.locator(".msg.assistant").last).to_contain_text("read-only")
+    expect(page.locator(".confirm-card")).to_have_count(0)
+    at_version(page, 2)
+    assert "check" in job_keys(page)
+
+    send(page, "what happens when the coverage check fails?")
+    expect(page.locator(".msg.assistant").last).to_contain_text("Alert staff")
+    screenshot(page, "13-reviewer-read-only")
+
+    # The server refuses edits from a reviewer whatever the page does.
+    refused = httpx.post(
+        f"{server.url}/v1/workflows/{created['id']}/revert",
+        json={"version": 1},
+        headers={"Authorization": f"Bearer {REVIEWER}"},
+    )
+    assert refused.status_code == 403
+    page.click("#nav-workflows")
+    page.fill("#new-name", "Not allowed")
+    page.click("#new-button")
+    expect(page.locator("#banner")).to_contain_text("Not allowed")
+    expect(page.locator("#banner")).to_contain_text("Reviewers can read workflows")
+
+
+# --- feedback on errors -----------------------------------------------------------------------
+
+
+def test_missing_token_is_explained_and_can_be_entered(
+    server: LiveServer, open_page: OpenPage
+) -> None:
+    page = open_page(server.url + "/", token=None)
+    banner = page.locator("#banner")
+    expect(banner).to_contain_text("needs a token")
+    expect(page.locator("#token-form")).to_have_class(re.compile(r"\battention\b"))
+    screenshot(page, "14-token-needed")
+    page.fill("#token-input", EDITOR)
+    page.click("#token-form button")
+    expect(page.locator("#token-form")).not_to_have_class(re.compile(r"\battention\b"))
+    expect(page.locator("#new-button")).to_be_enabled()
+    page.fill("#new-name", "After the token")
+    page.click("#new-button")
+    page.wait_for_selector('.connection[data-state="open"]')
+    expect(page.locator("#workflow-title")).to_have_text("After the token")
+
+
+def test_busy_is_reported_when_another_turn_holds_the_workflow(
+    server: LiveServer, open_page: OpenPage
+) -> None:
+    page, created = open_session(server, open_page)
+    lock = server.services.lock
+    handle = server.call(lock.acquire(created["id"], ttl_s=30))
+    assert handle is not None
+    try:
+        page.fill("#chat-input", CREATE)
+        page.press("#chat-input", "Enter")
+        busy = page.locator('.msg.error[data-code="busy"]')
+        expect(busy).to_contain_text("Another turn is running")
+        page.wait_for_selector('body[data-turn="idle"]')
+        expect(page.locator("#send-button")).to_be_enabled()
+        screenshot(page, "15-busy")
+    finally:
+        server.call(handle.release())
+    send(page, CREATE)
+    at_version(page, 2)
+
+
+@pytest.fixture
+def restartable(tmp_path: Path) -> Any:
+    with LiveServer(tmp_path, tokens=TOKENS) as live:
+        yield live
+
+
+def _commit_while_offline(server: LiveServer, workflow_id: str, yaml: str) -> None:
+    """Write a version straight into the database (the server is down)."""
+
+    async def commit() -> None:
+        engine = create_engine(f"sqlite:///{server.folder / 'planwright.db'}")
+        try:
+            await Store(engine).commit_version(
+                workflow_id,
+                yaml=yaml,
+                name="Changed while offline",
+                expected_version=1,
+                author="someone-else",
+                session_id=None,
+                turn_id=None,
+                tool="put",
+                summary="Renamed while the page was offline",
+            )
+        finally:
+            await engine.dispose()
+
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(commit())
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(30)
+    assert not failure, failure
+
+
+def test_lost_connection_reconnects_and_catches_up(
+    restartable: LiveServer, open_page: OpenPage
+) -> None:
+    page, created = open_session(restartable, open_page, yaml=CODED_DOC)
+    at_version(page, 1)
+
+    current = restartable.request("GET", f"/v1/workflows/{created['id']}", EDITOR)["yaml"]
+    restartable.stop()
+    expect(page.locator("#connection")).to_have_attribute("data-state", "lost")
+    expect(page.locator("#banner")).to_contain_text("Connection lost")
+    expect(page.locator("#send-button")).to_be_disabled()
+    screenshot(page, "16-connection-lost")
+
+    renamed = current.replace("name: Referral intake", "name: Changed while offline")
+    _commit_while_offline(restartable, created["id"], renamed)
+    restartable.start()
+
+    page.wait_for_selector('.connection[data-state="open"]', timeout=30_000)
+    at_version(page, 2)
+    expect(page.locator("#workflow-title")).to_have_text("Changed while offline")
+    expect(page.locator("#banner")).to_contain_text("Reconnected")
+    expect(page.locator("#versions li.version").first).to_contain_text("while the page was")
+    expect(page.locator("#diff-view .d-add")).to_have_text(["+ name: Changed while offline"])
+    screenshot(page, "17-reconnected-caught-up")
+    send(page, "what does this workflow do")
+
+
+def test_single_user_needs_no_token_and_draws_every_kind_of_edge(
+    tmp_path: Path, open_page: OpenPage
+) -> None:
+    with LiveServer(tmp_path, tokens=None) as single:
+        created = single.create_workflow(yaml=BRANCHING_DOC)
+        page = open_page(single.url + "/", token=None)
+        page.locator(f'tr[data-workflow-id="{created["id"]}"] button.open-edit').click()
+        page.wait_for_selector('.connection[data-state="open"]')
+        expect(page.locator("#banner")).to_be_hidden()
+        expect(page.locator(".node.job")).to_have_count(7)
+        expect(page.locator(".node.trigger .node-title")).to_have_text("⚡ Cron 0 6 * * *")
+        for key, kind, label in [
+            ("fetch->check", "success", "on success"),
+            ("check->alert", "failure", "on failure"),
+            ("fetch->archive", "failure", "on failure"),
+            ("check->prior", "js", "BlueCross HMO"),
+            ("check->notify", "disabled", "on success (disabled)"),
+            ("cron->fetch", "always", "always"),
+        ]:
+            edge = page.locator(f'.edge.{kind}[data-key="{key}"]')
+            expect(edge).to_have_count(1)
+            expect(edge.locator("title")).to_have_text(f"{key}: {label}")
+        # The edge that skips a row is routed around the step in between, not through it.
+        notify = page.locator('.node.job[data-key="notify"]').bounding_box()
+        skip = page.locator('.edge[data-key="fetch->archive"] path').bounding_box()
+        assert notify is not None and skip is not None
+        assert skip["x"] + skip["width"] > notify["x"] + notify["width"]
+        expect(page.locator('.node.job[data-key="fetch"] .node-sub')).to_have_text(
+            "http 6.4.0 · has code"
+        )
+        screenshot(page, "18-single-user-branching")
