@@ -7,7 +7,7 @@ committer that persists each mutation before it is published.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -85,6 +85,8 @@ class TurnRuntime:
     config: AgentConfig = field(default_factory=AgentConfig)
     tools: ToolContext = field(default_factory=ToolContext)
     committer: Committer = field(default_factory=InMemoryCommitter)
+    # Local prompt files by default; Langfuse prompt management plugs in here.
+    prompt_loader: Callable[[str, str | None], PromptTemplate] = load_prompt
     _doc: WorkflowDocument | None = field(default=None, repr=False)
     _doc_version: int | None = field(default=None, repr=False)
 
@@ -92,7 +94,7 @@ class TurnRuntime:
         return self.models[role]
 
     def prompt(self, role: str) -> PromptTemplate:
-        return load_prompt(role, self.config.prompt_versions.get(role))
+        return self.prompt_loader(role, self.config.prompt_versions.get(role))
 
     @cached_property
     def adaptor_list(self) -> str:

@@ -7,18 +7,26 @@ import sys
 from collections.abc import Sequence
 
 from app import chat_cli
+from evals.cli import register as register_evals
 from tools.model import SCHEMA_PATH, render_json_schema
 
 
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
+    from pydantic import ValidationError
 
     from app.main import create_app
     from app.settings import Settings
 
-    settings = Settings()
-    host = args.host or settings.host
-    port = args.port or settings.port
+    # --host/--port go through Settings, so its refusal to listen beyond loopback
+    # without tokens applies to them too.
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v}
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as exc:
+        print(f"planwright: {exc.errors()[0]['msg']}", file=sys.stderr)
+        return 2
+    host, port = settings.host, settings.port
     print(f"Planwright listening on http://{host}:{port}", flush=True)
     uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
     return 0
@@ -73,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     docs.set_defaults(run=_adaptor_docs)
 
     chat_cli.register(commands)
+    register_evals(commands)
     return parser
 
 

@@ -42,7 +42,7 @@ class Settings(BaseSettings):
     anthropic_base_url: str | None = Field(None, validation_alias=_alias("ANTHROPIC_BASE_URL"))
     router_model: str = "claude-haiku-4-5"
     planner_model: str = "claude-opus-4-5"
-    job_code_model: str = "claude-sonnet-4-5"
+    job_code_model: str = "claude-sonnet-4-6"
     model_timeout_s: float = 120.0
     model_max_retries: int = 3
     max_tool_calls: int = 20
@@ -52,6 +52,14 @@ class Settings(BaseSettings):
     checkpoint_path: Path = Field(
         Path("planwright-checkpoints.db"),
         description="SQLite file for paused turns when DATABASE_URL is not Postgres.",
+    )
+
+    langfuse_public_key: str | None = Field(None, validation_alias=_alias("LANGFUSE_PUBLIC_KEY"))
+    langfuse_secret_key: SecretStr | None = Field(
+        None, validation_alias=_alias("LANGFUSE_SECRET_KEY")
+    )
+    langfuse_host: str = Field(
+        "https://cloud.langfuse.com", validation_alias=_alias("LANGFUSE_HOST")
     )
 
     max_yaml_bytes: int = DEFAULT_MAX_BYTES

@@ -1,0 +1,362 @@
+"""Langfuse tracing for turns, without the graph knowing.
+
+One trace per turn (its id derived from the turn id, so a resumed turn lands in
+the same trace): a root ``turn`` observation carrying session id, user id,
+tags, route and read-only; a generation per model call (model, usage with
+cache tokens, prompt name/version/hash) through :class:`TracedModel`; a tool
+span per tool and an agent span per code sub-agent, read from the runner's
+``status`` events. Secrets are masked by :func:`mask_secrets` before anything
+leaves the process. Without Langfuse configured, :class:`Tracer` is a no-op
+and no client is ever built::
+
+    tracer = Tracer(LangfuseConfig.from_env().client())
+    trace = tracer.turn(turn_input, session_id=..., user_id=...)
+    runtime = trace.runtime(runtime)                   # models wrapped
+    async for event in trace.wrap(runner.start(turn_input, runtime)): ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, SecretStr
+
+from agents.models.base import ChatModel, ModelRequest, ModelResponse, TextSink
+from agents.runtime import TurnRuntime
+
+Event = dict[str, Any]
+MASK = "***"
+_SECRET_KEYS = re.compile(r"(api[_-]?key|secret|token|authorization|password|cookie)", re.I)
+_SECRET_TEXT = [
+    (re.compile(r"sk-ant-[A-Za-z0-9_\-]+"), "sk-ant-" + MASK),
+    (re.compile(r"sk-lf-[A-Za-z0-9_\-]+"), "sk-lf-" + MASK),
+    (re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:bearer\s+|basic\s+)?\S+"), r"\1" + MASK),
+    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}"), r"\1 " + MASK),
+    (
+        re.compile(r"(?i)\b(x-api-key|api[_-]?key|token|secret)(\s*[:=]\s*)[\"']?[^\s\"',}]+"),
+        r"\1\2" + MASK,
+    ),
+]
+
+
+def mask_secrets(*, data: Any, **_: Any) -> Any:
+    """Langfuse ``mask=`` callback: API keys, tokens, Authorization values, ``sk-ant-...``."""
+    if isinstance(data, str):
+        for pattern, replacement in _SECRET_TEXT:
+            data = pattern.sub(replacement, data)
+        return data
+    if isinstance(data, Mapping):
+        return {
+            k: MASK if isinstance(k, str) and _SECRET_KEYS.search(k) and v else mask_secrets(data=v)
+            for k, v in data.items()
+        }
+    if isinstance(data, list | tuple):
+        return [mask_secrets(data=item) for item in data]
+    return data
+
+
+class LangfuseConfig(BaseModel):
+    """``LANGFUSE_PUBLIC_KEY``, ``LANGFUSE_SECRET_KEY``, ``LANGFUSE_HOST``."""
+
+    public_key: str | None = None
+    secret_key: SecretStr | None = None
+    host: str = "https://cloud.langfuse.com"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> LangfuseConfig:
+        env = os.environ if env is None else env
+        secret = env.get("LANGFUSE_SECRET_KEY")
+        return cls(
+            public_key=env.get("LANGFUSE_PUBLIC_KEY") or None,
+            secret_key=SecretStr(secret) if secret else None,
+            host=env.get("LANGFUSE_HOST") or env.get("LANGFUSE_BASE_URL") or cls().host,
+        )
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.public_key and self.secret_key and self.secret_key.get_secret_value())
+
+    def client(self, **overrides: Any) -> Any | None:
+        """A ``langfuse.Langfuse`` client with secret masking, or ``None`` if not configured."""
+        if not self.configured:
+            return None
+        from langfuse import Langfuse
+
+        assert self.secret_key is not None
+        options: dict[str, Any] = {
+            "public_key": self.public_key,
+            "secret_key": self.secret_key.get_secret_value(),
+            "base_url": self.host,
+            "mask": mask_secrets,
+        }
+        options.update(overrides)
+        return Langfuse(**options)
+
+
+class TracedModel:
+    """A :class:`ChatModel` that records each call as a generation in the turn's trace."""
+
+    def __init__(self, inner: ChatModel, trace: TurnTrace) -> None:
+        self.inner, self.trace = inner, trace
+        self.name = inner.name
+
+    async def create(
+        self, request: ModelRequest, *, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        generation = self.trace.start_generation(request, self.inner)
+        try:
+            response = await self.inner.create(request, on_text=on_text)
+        except BaseException as exc:
+            generation.update(level="ERROR", status_message=f"{type(exc).__name__}: {exc}")
+            generation.end()
+            raise
+        if request.role == "planner":
+            self.trace.expect_tools(response.tool_uses)
+        generation.update(
+            output=response.content,
+            model=response.model or getattr(self.inner, "name", None),
+            usage_details={
+                "input": response.usage.input_tokens,
+                "output": response.usage.output_tokens,
+                "cache_read_input_tokens": response.usage.cache_read_input_tokens,
+                "cache_creation_input_tokens": response.usage.cache_creation_input_tokens,
+            },
+            metadata={"stop_reason": response.stop_reason},
+        )
+        generation.end()
+        return response
+
+
+class _NoopTrace:
+    """What a disabled tracer hands out: passes everything through untouched."""
+
+    def runtime(self, runtime: TurnRuntime) -> TurnRuntime:
+        return runtime
+
+    def event(self, event: Event) -> None:
+        return None
+
+    def close(self, error: BaseException | None = None) -> None:
+        return None
+
+    async def wrap(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        async for event in events:
+            yield event
+
+
+_WRITING = re.compile(r"^Writing code for (.+?)…?$")
+_WROTE = re.compile(r"^(?:Wrote code|Could not write code|No code change) for (.+)$")
+
+
+class TurnTrace(_NoopTrace):
+    """The trace of one turn (or of one resumption of it)."""
+
+    def __init__(
+        self,
+        client: Any,
+        turn: Mapping[str, Any],
+        attributes: dict[str, Any],
+        links: Callable[[str | None], Any] | None,
+    ) -> None:
+        self.client, self.links = client, links
+        self.turn_id = str(turn.get("turn_id") or "")
+        self.attributes = attributes
+        self.trace_id = client.create_trace_id(seed=self.turn_id) if self.turn_id else None
+        self.root = client.start_observation(
+            trace_context={"trace_id": self.trace_id} if self.trace_id else None,
+            name="turn",
+            as_type="agent",
+            input={
+                k: turn.get(k) for k in ("user_text", "page", "job_key", "errors") if turn.get(k)
+            },
+            metadata={
+                "turn_id": self.turn_id,
+                "workflow_id": turn.get("workflow_id"),
+                "version": turn.get("version"),
+            },
+        )
+        self._stamp(self.root)
+        self._tools: list[tuple[str, Any]] = []  # open tool spans, oldest first
+        self._agents: dict[str, Any] = {}  # sub-agent spans by job name
+        self._pending: list[dict[str, Any]] = []  # planner tool_uses not yet run
+        self._closed = False
+
+    def _stamp(self, observation: Any) -> None:
+        span = getattr(observation, "_otel_span", None)
+        if span is None or not span.is_recording():
+            return
+        for key, value in self.attributes.items():
+            if value is not None:
+                span.set_attribute(key, value)
+
+    def _child(self, parent: Any, **kwargs: Any) -> Any:
+        child = parent.start_observation(**kwargs)
+        self._stamp(child)
+        return child
+
+    def runtime(self, runtime: TurnRuntime) -> TurnRuntime:
+        models = {role: TracedModel(model, self) for role, model in runtime.models.items()}
+        return dataclasses.replace(runtime, models=models)
+
+    def start_generation(self, request: ModelRequest, model: ChatModel) -> Any:
+        parent = self.root
+        if request.role == "job_code":
+            job = request.context.job or {}
+            name = str(job.get("name") or request.context.job_key or "")
+            parent = self._agent(name)
+        link = self.links(request.prompt_hash) if self.links else None
+        return self._child(
+            parent,
+            name=f"{request.role} model call",
+            as_type="generation",
+            input={
+                "system": request.system,
+                "messages": request.messages,
+                "tools": [t.get("name") for t in request.tools],
+            },
+            model=getattr(model, "name", None),
+            model_parameters={"max_tokens": request.max_tokens},
+            metadata={
+                "role": request.role,
+                "prompt_name": request.prompt_name,
+                "prompt_version": request.prompt_version,
+                "prompt_hash": request.prompt_hash,
+            },
+            prompt=link,
+        )
+
+    def expect_tools(self, uses: Sequence[dict[str, Any]]) -> None:
+        self._pending = [u for u in uses if u.get("name") != "call_job_code_agent"]
+
+    def _agent(self, name: str) -> Any:
+        if name not in self._agents:
+            self._agents[name] = self._child(
+                self.root, name=f"code agent: {name}", as_type="agent", input={"job": name}
+            )
+        return self._agents[name]
+
+    def event(self, event: Event) -> None:
+        kind = event.get("type")
+        if kind == "route":
+            self.attributes["langfuse.trace.metadata.route"] = json.dumps(event.get("destination"))
+            self._stamp(self.root)
+        elif kind == "status":
+            self._status(event)
+        elif kind == "workflow" and self._tools:
+            self._tools[-1][1].update(
+                metadata={"version": event.get("version"), "changes": event.get("changes")}
+            )
+        elif kind == "message":
+            self.root.update(output=event.get("text"))
+        elif kind == "confirm.required":
+            self.root.update(output={"confirm": event.get("question")}, metadata={"paused": True})
+        elif kind == "turn.completed":
+            self.root.update(
+                metadata={
+                    k: event.get(k) for k in ("tool_rounds", "usage", "duration_ms", "version")
+                }
+            )
+
+    def _status(self, event: Event) -> None:
+        tool, text, phase = str(event.get("tool")), str(event.get("text") or ""), event.get("phase")
+        if tool == "call_job_code_agent":
+            match = (_WRITING if phase == "spinner" else _WROTE).match(text)
+            name = match.group(1) if match else text
+            if phase == "spinner":
+                self._agent(name)
+            elif name in self._agents:
+                self._agents.pop(name).update(output=text).end()
+            return
+        if phase == "spinner":  # the oldest pending call of this tool is the one running
+            index = next((i for i, u in enumerate(self._pending) if u.get("name") == tool), None)
+            args = self._pending.pop(index).get("input") if index is not None else None
+            span = self._child(self.root, name=tool, as_type="tool", input=args)
+            self._tools.append((tool, span.update(metadata={"status": text})))
+            return
+        for i, (name, span) in enumerate(self._tools):
+            if name == tool:
+                del self._tools[i]
+                span.update(output=text).end()
+                return
+
+    def close(self, error: BaseException | None = None) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for _, span in self._tools:
+            span.end()
+        for span in self._agents.values():
+            span.end()
+        if error is not None:
+            self.root.update(level="ERROR", status_message=f"{type(error).__name__}: {error}")
+        self.root.end()
+
+    async def wrap(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        """Observe a runner stream; closes the trace when it ends (or fails)."""
+        try:
+            async for event in events:
+                self.event(event)
+                yield event
+        except GeneratorExit:  # the consumer stopped early (cancelled turn, closed socket)
+            self.root.update(metadata={"stopped_early": True})
+            self.close(None)
+            raise
+        except BaseException as exc:
+            self.close(exc)
+            raise
+        self.close(None)
+
+
+class Tracer:
+    """Hands out a :class:`TurnTrace` per turn, or no-ops when ``client`` is ``None``."""
+
+    def __init__(
+        self,
+        client: Any | None = None,
+        *,
+        tags: Sequence[str] = (),
+        prompt_links: Callable[[str | None], Any] | None = None,
+    ) -> None:
+        self.client, self.tags, self.prompt_links = client, list(tags), prompt_links
+
+    @property
+    def enabled(self) -> bool:
+        return self.client is not None
+
+    def turn(
+        self,
+        turn: Mapping[str, Any],
+        runtime: TurnRuntime | None = None,
+        *,
+        session_id: str | None = None,
+        user_id: str | None = None,
+        tags: Sequence[str] = (),
+    ) -> _NoopTrace:
+        if self.client is None:
+            return _NoopTrace()
+        attributes: dict[str, Any] = {
+            "langfuse.trace.name": "turn",
+            "session.id": session_id or turn.get("workflow_id"),
+            "user.id": user_id,
+            "langfuse.trace.tags": [
+                *self.tags,
+                *tags,
+                "read-only" if turn.get("read_only") else "editing",
+            ],
+            "langfuse.trace.metadata.read_only": json.dumps(bool(turn.get("read_only"))),
+            "langfuse.trace.metadata.turn_id": json.dumps(turn.get("turn_id")),
+        }
+        return TurnTrace(self.client, turn, attributes, self.prompt_links)
+
+    def flush(self) -> None:
+        if self.client is not None:
+            self.client.flush()
+
+    def shutdown(self) -> None:
+        if self.client is not None:
+            self.client.shutdown()

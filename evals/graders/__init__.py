@@ -1,0 +1,74 @@
+"""Graders: deterministic ones first, then the optional LLM judge.
+
+Each returns a :class:`GradeResult` ``{name, score 0-1, passed, comment}``
+(or ``None`` when the scenario expects nothing of its kind). A run passes
+when every grader that was not skipped passed.
+"""
+
+from __future__ import annotations
+
+from evals.execute import RunOutcome
+from evals.graders.base import Grader, GradeResult
+from evals.graders.behaviour import (
+    asked_question,
+    completed,
+    confirmation,
+    mutation_policy,
+    reply_text,
+    route,
+)
+from evals.graders.budget import within_budget
+from evals.graders.consistency import reply_matches_diff
+from evals.graders.integrity import document_valid, ids_preserved
+from evals.graders.judge import Judge, JudgeConfig
+from evals.graders.structure import equal_except, expected_structure
+from evals.scenario import Scenario
+
+DETERMINISTIC: tuple[Grader, ...] = (
+    completed,
+    expected_structure,
+    equal_except,
+    ids_preserved,
+    document_valid,
+    mutation_policy,
+    asked_question,
+    confirmation,
+    route,
+    reply_text,
+    reply_matches_diff,
+    within_budget,
+)
+
+
+def grade_deterministic(scenario: Scenario, outcome: RunOutcome) -> list[GradeResult]:
+    results = []
+    for grader in DETERMINISTIC:
+        result = grader(scenario, outcome)
+        if result is not None:
+            results.append(result)
+    return results
+
+
+async def grade(scenario: Scenario, outcome: RunOutcome, judge: Judge | None) -> list[GradeResult]:
+    results = grade_deterministic(scenario, outcome)
+    if judge is not None:
+        verdict = await judge.grade(scenario, outcome)
+        if verdict is not None:
+            results.append(verdict)
+    return results
+
+
+def run_passed(results: list[GradeResult]) -> bool:
+    return all(r.passed for r in results if not r.skipped)
+
+
+__all__ = [
+    "DETERMINISTIC",
+    "GradeResult",
+    "Grader",
+    "Judge",
+    "JudgeConfig",
+    "grade",
+    "grade_deterministic",
+    "run_passed",
+]

@@ -1,0 +1,156 @@
+"""The runner end to end through the real graph (scripted scenarios), reports, compare, CLI."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from evals import cli
+from evals.compare import compare, compare_files
+from evals.report import results_dict, write_reports
+from evals.runner import EvalOptions, EvalRun, Progress, parse_prompt_args, run_eval
+from evals.scenario import load_scenarios
+
+SCRIPTED = load_scenarios(model="scripted")
+
+
+@pytest.fixture(scope="module")
+def scripted_run() -> EvalRun:
+    import asyncio
+
+    options = EvalOptions(model="scripted", concurrency=6, repeat=1, judge=False)
+    progress = Progress(len(SCRIPTED), stream=io.StringIO())
+    return asyncio.run(run_eval(options, scenarios=SCRIPTED, progress=progress))
+
+
+def test_scripted_scenarios_all_pass_through_the_real_graph(scripted_run: EvalRun) -> None:
+    failing = {
+        r.scenario.id: [g.comment for run in r.runs for g in run.grades if not g.passed]
+        for r in scripted_run.results
+        if not r.passed
+    }
+    assert failing == {}
+    assert scripted_run.pass_rate == 1.0
+    by_id = {r.scenario.id: r.runs[0].outcome for r in scripted_run.results}
+    assert by_id["add-specific-dedupe-after"].tokens == 2400 + 120 + 2900 + 30
+    assert by_id["add-specific-dedupe-after"].tool_rounds == 1
+    assert by_id["remove-with-code-approved"].confirmations
+    assert by_id["code-direct-route"].last.events[0] == {"type": "route", "destination": "job_code"}
+
+
+def test_results_json_md_and_html(scripted_run: EvalRun, tmp_path: Path) -> None:
+    paths = write_reports(scripted_run, tmp_path)
+    data = json.loads(paths["json"].read_text())
+    assert {"model", "prompts", "pass_rate", "scenarios"} <= data.keys()
+    assert data["model"] == "scripted" and data["pass_rate"] == 1.0
+    assert (
+        data["prompts"]["planner"]["version"] == "v1"
+        and len(data["prompts"]["planner"]["hash"]) == 16
+    )
+    entry = data["scenarios"][0]
+    assert {
+        "id",
+        "category",
+        "passed",
+        "graders",
+        "tool_rounds",
+        "tokens",
+        "latency_ms",
+    } <= entry.keys()
+    assert {"name", "score", "passed", "comment", "status"} <= entry["graders"][0].keys()
+    assert data["categories"]["remove"]["runs"] >= 1
+    md = paths["md"].read_text()
+    assert "pass rate: **100.0%**" in md and "| add-specific-dedupe-after |" in md
+    assert "planner v1" in md and "## Per category" in md
+    html = paths["html"].read_text()
+    assert html.startswith("<!doctype html>") and "add-specific-dedupe-after" in html
+
+
+async def test_repeat_and_concurrency_and_failures_in_the_report() -> None:
+    by_id = {s.id: s for s in SCRIPTED}
+    broken = copy.deepcopy(by_id["rename-quoted"])
+    broken.expect.jobs[0].name = "Something else"
+    options = EvalOptions(model="scripted", concurrency=2, repeat=3, judge=False)
+    progress = Progress(6, stream=io.StringIO())
+    run = await run_eval(
+        options, scenarios=[broken, by_id["remove-without-code"]], progress=progress
+    )
+    data = results_dict(run)
+    assert data["pass_rate"] == 0.5 and data["repeat"] == 3
+    first, second = data["scenarios"]
+    assert not first["passed"] and first["pass_count"] == 0 and len(first["repeats"]) == 3
+    failed = [g for g in first["graders"] if g["status"] == "failed"]
+    assert failed and failed[0]["name"] == "expected_structure"
+    assert second["passed"] and second["pass_count"] == 3
+    assert progress.done == 6 and "FAIL" in progress.stream.getvalue()  # type: ignore[attr-defined]
+
+
+def test_compare_side_by_side(scripted_run: EvalRun, tmp_path: Path) -> None:
+    a = results_dict(scripted_run)
+    b = copy.deepcopy(a)
+    b["prompts"]["planner"]["version"] = "v2"
+    b["pass_rate"] = 0.5
+    b["scenarios"][0].update(passed=False, pass_count=0, tool_rounds=4, tokens=9999)
+    text = compare(a, b)
+    assert "planner=v1" in text and "planner=v2" in text
+    assert "-50.0 points" in text
+    sid = b["scenarios"][0]["id"]
+    row = next(line for line in text.splitlines() if line.startswith(f"| {sid}"))
+    assert "**changed**" in row and "| PASS | FAIL |" in row
+    assert "## Per category" in text
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    written, path = compare_files(tmp_path / "a.json", tmp_path / "b.json", tmp_path / "cmp")
+    assert path == tmp_path / "cmp" / "compare.md" and path.read_text() == written
+
+
+def test_cli_run_and_compare(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    args = ["run", "--model", "scripted", "--no-langfuse", "--no-judge", "--out", str(out)]
+    assert cli.main([*args, "--scenario", "rename-quoted,trigger-webhook-to-cron"]) == 0
+    data = json.loads((out / "results.json").read_text())
+    assert [s["id"] for s in data["scenarios"]] == ["rename-quoted", "trigger-webhook-to-cron"]
+    assert (out / "report.md").exists() and (out / "report.html").exists()
+    assert (
+        cli.main(
+            [
+                "compare",
+                str(out / "results.json"),
+                str(out / "results.json"),
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
+    assert "0 scenario(s) changed outcome." in capsys.readouterr().out
+    assert cli.main([*args, "--category", "nonsense"]) == 2
+    assert cli.main([*args, "--prompt", "planner=v9"]) == 2
+    assert cli.main([*args, "--scenario", "rename-quoted", "--fail-under", "1.01"]) == 1
+
+
+def test_register_adds_eval_and_prompts_commands() -> None:
+    parser = argparse.ArgumentParser(prog="planwright")
+    cli.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["eval", "run", "--model", "offline", "--prompt", "planner=v1"])
+    assert args.run is not None and args.model == "offline" and args.prompt == ["planner=v1"]
+    args = parser.parse_args(["eval", "compare", "a.json", "b.json"])
+    assert (args.a, args.b) == ("a.json", "b.json")
+    assert parser.parse_args(["prompts", "push", "--dry-run"]).dry_run
+
+
+def test_prompt_args() -> None:
+    assert parse_prompt_args(["planner=1", "router=v1"]) == {"planner": "v1", "router": "v1"}
+    with pytest.raises(ValueError):
+        parse_prompt_args(["planner"])
+
+
+def test_prompts_push_without_langfuse_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LANGFUSE_PUBLIC_KEY", raising=False)
+    monkeypatch.delenv("LANGFUSE_SECRET_KEY", raising=False)
+    assert cli.main(["prompts", "push"]) == 2

@@ -1,0 +1,29 @@
+"""CI eval smoke run: scripted + offline scenarios must not fall below evals/baseline.json."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+from evals.smoke import BASELINE, check, failures, run_smoke
+
+
+async def test_pass_rates_do_not_drop_below_the_committed_baseline() -> None:
+    baseline = json.loads(BASELINE.read_text(encoding="utf-8"))
+    runs = await run_smoke()
+    problems = check(runs, baseline)
+    details = "\n".join(line for run in runs.values() for line in failures(run))
+    assert problems == [], "\n".join(problems) + "\n" + details
+
+
+def test_check_names_regressions() -> None:
+    def result(sid: str, passed: bool) -> SimpleNamespace:
+        return SimpleNamespace(passed=passed, scenario=SimpleNamespace(id=sid))
+
+    run: Any = SimpleNamespace(pass_rate=0.5, results=[result("a", True), result("b", False)])
+    baseline = {"offline": {"pass_rate": 1.0, "passing": ["a", "b"]}}
+    problems = check({"offline": run}, baseline)
+    assert problems == ["offline: pass rate 50.0% < baseline 100.0%; now failing: b"]
+    assert check({"offline": run}, {"offline": {"pass_rate": 0.5}}) == []
+    assert "no baseline" in check({"scripted": run}, {})[0]
