@@ -503,6 +503,13 @@ CASES = [
         edges=edges_with(REFERRAL_EDGES, check_coverage__text_patient="on_job_failure"),
     ),
     Case(
+        "add-failure-branch-hyphenated-name",
+        "referral",
+        "add a step that emails the on-call engineer with gmail if check coverage fails",
+        jobs={**REFERRAL_JOBS, "email-on-call-engineer": ("Email on-call engineer", "gmail")},
+        edges=edges_with(REFERRAL_EDGES, check_coverage__email_on_call_engineer="on_job_failure"),
+    ),
+    Case(
         "add-branch-on-failure-suffix",
         "chain",
         "add an alert step with gmail after fetch patients on failure",

@@ -26,7 +26,7 @@ Rule = Callable[[str, View, Resolver], Outcome | None]
 _COND_START = re.compile(
     r"\s*,?\s+(?:and\s+)?(?:(?:that|which)\s+(?:only\s+)?runs?\s+|to\s+|so\s+(?:that\s+)?it\s+runs"
     r"\s+|be\s+|running\s+)?(?=(?:only\s+)?(?:on|if|when|whenever|in\s+case|upon|always|regardless"
-    r"|unconditionally|no\s+matter)\b)",
+    r"|unconditionally|no\s+matter)(?![\w-]))",  # "on" but not "on-call"
     re.I,
 )
 
