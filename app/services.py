@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -35,16 +36,32 @@ class Services:
     runner: TurnRunner
 
 
+_PG_CHECKPOINT_SETUP_LOCK = 0x706C6371  # pg_advisory_lock key, distinct from migrations
+
+
+async def _try_lock(conn: Any, key: int) -> bool:
+    row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))).fetchone()
+    return bool(row and row[0])
+
+
 @asynccontextmanager
 async def open_checkpointer(settings: Settings) -> AsyncIterator[Any]:
     """Postgres checkpointer when the database is Postgres, else a SQLite file."""
     url = normalise_url(settings.database_url)
     if url.startswith("postgresql"):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from psycopg import AsyncConnection
 
         conninfo = url.replace("postgresql+asyncpg://", "postgresql://", 1)
         async with AsyncPostgresSaver.from_conn_string(conninfo) as saver:
-            await saver.setup()
+            # Workers starting together on a new database would race the checkpoint
+            # tables' CREATE TABLE (pg_type unique violation): set up one at a time.
+            # Poll for the lock rather than block in pg_advisory_lock: a waiting
+            # statement would hold up the holder's CREATE INDEX CONCURRENTLY forever.
+            async with await AsyncConnection.connect(conninfo, autocommit=True) as guard:
+                while not await _try_lock(guard, _PG_CHECKPOINT_SETUP_LOCK):
+                    await asyncio.sleep(0.05)
+                await saver.setup()
             yield saver
     else:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver

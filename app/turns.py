@@ -21,7 +21,7 @@ from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, TurnRuntime
 from agents.state import TurnInput
 from app.auth import Principal
-from app.bus.base import EventBus, TurnLock
+from app.bus.base import EventBus, LockHandle, TurnLock
 from app.errors import ConflictError, NotFoundError
 from app.store import SessionRecord, Store
 from app.store.models import TurnStatus
@@ -147,11 +147,22 @@ class TurnService:
             models=self.models, config=self.config, tools=self.tools, committer=committer
         )
 
-    async def run(self, request: TurnRequest, send: Send) -> None:
-        session = request.session
-        handle = await self.lock.acquire(session.workflow_id, ttl_s=self.lock_ttl_s)
+    async def _lock(self, workflow_id: str, send: Send) -> LockHandle | None:
+        """The workflow's turn lock, or ``None`` after telling the client why not."""
+        try:
+            handle = await self.lock.acquire(workflow_id, ttl_s=self.lock_ttl_s)
+        except Exception:  # e.g. Redis unreachable: say so rather than go silent
+            log.exception("could not take the turn lock of %s", workflow_id)
+            await send(_error("unavailable", "Could not start the turn; try again shortly."))
+            return None
         if handle is None:
             await send(_error("busy", "Another turn is running on this workflow; try again."))
+        return handle
+
+    async def run(self, request: TurnRequest, send: Send) -> None:
+        session = request.session
+        handle = await self._lock(session.workflow_id, send)
+        if handle is None:
             return
         try:
             turn = await self._begin(request)
@@ -213,9 +224,8 @@ class TurnService:
         if turn is None or pending is None or pending["request_id"] != request_id:
             await send(_error("no_pending_confirmation", f"Nothing is waiting for {request_id!r}."))
             return
-        handle = await self.lock.acquire(session.workflow_id, ttl_s=self.lock_ttl_s)
+        handle = await self._lock(session.workflow_id, send)
         if handle is None:
-            await send(_error("busy", "Another turn is running on this workflow; try again."))
             return
         try:
             state = await self.runner.state(turn.id)

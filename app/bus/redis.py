@@ -44,6 +44,8 @@ from app.bus.memory import (
 log = logging.getLogger(__name__)
 
 _REPLAY_BATCH = 100
+_POOL_SIZE = 100  # redis-py's default
+_POOL_WAIT_S = 20.0
 
 _RENEW_LUA = """
 if redis.call('get', KEYS[1]) == ARGV[1] then
@@ -72,7 +74,13 @@ class LazyRedis:
         if self._closed:
             raise BusClosedError("the Redis client is closed")
         if self._client is None:
-            self._client = aioredis.Redis.from_url(self.url)
+            # A blocking pool: with every connection busy (100 turns starting at once,
+            # plus the pub/sub connection) a command waits its turn instead of failing
+            # with "Too many connections", which the default pool raises.
+            pool = aioredis.BlockingConnectionPool.from_url(
+                self.url, max_connections=_POOL_SIZE, timeout=_POOL_WAIT_S
+            )
+            self._client = aioredis.Redis.from_pool(pool)
         return self._client
 
     @property
