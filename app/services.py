@@ -12,6 +12,7 @@ from agents.graph import build_graph
 from agents.models.base import ChatModel, Role
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig
+from agents.tracing import LangfuseConfig, Tracer
 from app.ai import build_models
 from app.auth import Authenticator
 from app.bus import make_bus
@@ -19,6 +20,8 @@ from app.bus.base import EventBus, TurnLock
 from app.settings import Settings
 from app.store import Store, create_engine, migrate, normalise_url
 from app.turns import TurnService
+from prompts import load_prompt
+from prompts.langfuse import LangfusePromptSource
 from tools.base import ToolContext
 from tools.catalogue import load_catalogue
 from tools.docs_search import DocsIndex
@@ -84,6 +87,19 @@ async def open_services(
         catalogue = load_catalogue()
         docs = DocsIndex.build(catalogue, package_docs_dir=settings.adaptor_docs_dir)
         tools = ToolContext(catalogue_loader=lambda: catalogue, docs_loader=lambda: docs)
+        langfuse = LangfuseConfig(
+            public_key=settings.langfuse_public_key,
+            secret_key=settings.langfuse_secret_key,
+            host=settings.langfuse_host,
+        ).client()
+        prompt_source = LangfusePromptSource(langfuse) if langfuse is not None else None
+        if langfuse is not None:
+            stack.callback(langfuse.shutdown)
+        tracer = Tracer(
+            langfuse,
+            tags=[settings.environment],
+            prompt_links=prompt_source.link if prompt_source else None,
+        )
         saver = await stack.enter_async_context(open_checkpointer(settings))
         runner = TurnRunner(build_graph(saver))
         turns = TurnService(
@@ -95,6 +111,8 @@ async def open_services(
             tools=tools,
             config=AgentConfig(max_tool_calls=settings.max_tool_calls),
             lock_ttl_s=settings.turn_lock_ttl_s,
+            tracer=tracer,
+            prompt_loader=prompt_source.load if prompt_source else load_prompt,
         )
         stack.push_async_callback(turns.shutdown)
         yield Services(settings, Authenticator(settings), store, bus, lock, tools, turns, runner)

@@ -20,11 +20,12 @@ from agents.models.base import ChatModel, Role
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, TurnRuntime
 from agents.state import TurnInput
+from agents.tracing import Tracer
 from app.auth import Principal
 from app.bus.base import EventBus, LockHandle, TurnLock
 from app.errors import ConflictError, NotFoundError
 from app.store import SessionRecord, Store
-from app.store.models import TurnStatus
+from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.errors import PlanwrightError
 from tools.structure import Change
@@ -119,11 +120,15 @@ class TurnService:
         tools: ToolContext,
         config: AgentConfig,
         lock_ttl_s: float = 30.0,
+        tracer: Tracer | None = None,
+        prompt_loader: Callable[[str, str | None], PromptTemplate] = load_prompt,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
     ) -> None:
         self.store, self.bus, self.lock, self.runner = store, bus, lock, runner
         self.models, self.tools, self.config = models, tools, config
         self.lock_ttl_s = lock_ttl_s
+        self.tracer = tracer or Tracer(None)
+        self.prompt_loader = prompt_loader
         self.new_id = new_id
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -144,7 +149,11 @@ class TurnService:
             self.store, self.bus, session.workflow_id, session.id, principal.subject
         )
         return TurnRuntime(
-            models=self.models, config=self.config, tools=self.tools, committer=committer
+            models=self.models,
+            config=self.config,
+            tools=self.tools,
+            committer=committer,
+            prompt_loader=self.prompt_loader,
         )
 
     async def _lock(self, workflow_id: str, send: Send) -> LockHandle | None:
@@ -164,21 +173,28 @@ class TurnService:
         handle = await self._lock(session.workflow_id, send)
         if handle is None:
             return
+        last: dict[str, Any] | None = None
         try:
             turn = await self._begin(request)
-        except PlanwrightError as exc:
-            await handle.release()
-            await send(_error(exc.code, exc.message))
-            return
-        except BaseException:
-            await handle.release()
-            raise
-        try:
             await send({"type": "turn.started", "turn_id": turn["turn_id"]})
-            events = self.runner.start(turn, self._runtime(session, request.principal))
-            await self._stream(events, turn["turn_id"], session, send)
+            trace = self.tracer.turn(turn, session_id=session.id, user_id=request.principal.subject)
+            runtime = trace.runtime(self._runtime(session, request.principal))
+            events = trace.wrap(self.runner.start(turn, runtime))
+            last = await self._stream(events, turn["turn_id"], session, send)
+        except asyncio.CancelledError:
+            last = _error("cancelled", "The turn was cancelled." + _AT_LAST_VERSION)
+            raise
+        except PlanwrightError as exc:
+            last = _error(exc.code, exc.message)
+        except Exception:
+            log.exception("turn setup failed on workflow %s", session.workflow_id)
+            last = _error("internal_error", "The turn could not start.")
         finally:
+            # Release before the last frame goes out, so a client that starts its next
+            # turn on turn.completed never finds its own lock still held.
             await handle.release()
+            if last is not None:
+                await send(last)
 
     async def _begin(self, request: TurnRequest) -> TurnInput:
         """Record the turn and the user's message; the graph's input."""
@@ -227,40 +243,61 @@ class TurnService:
         handle = await self._lock(session.workflow_id, send)
         if handle is None:
             return
+        last: dict[str, Any] | None = None
         try:
             state = await self.runner.state(turn.id)
             workflow = await self.store.get_workflow(session.workflow_id)
             if workflow is None or workflow.version != state.get("version"):
                 await self.store.finish_turn(turn.id, status="failed", error_code="stale")
-                await send(
-                    _error(
-                        "stale_confirmation",
-                        "The workflow changed while this was waiting; nothing was removed. "
-                        "Ask again.",
-                        turn.id,
-                    )
+                last = _error(
+                    "stale_confirmation",
+                    "The workflow changed while this was waiting; nothing was removed. Ask again.",
+                    turn.id,
                 )
                 return
             await self.store.update_turn_status(turn.id, "running")
-            events = self.runner.resume(turn.id, approved, self._runtime(session, principal))
-            await self._stream(events, turn.id, session, send)
+            trace = self.tracer.turn(
+                state, session_id=session.id, user_id=principal.subject, tags=["resumed"]
+            )
+            runtime = trace.runtime(self._runtime(session, principal))
+            events = trace.wrap(self.runner.resume(turn.id, approved, runtime))
+            last = await self._stream(events, turn.id, session, send)
+        except asyncio.CancelledError:
+            last = _error("cancelled", "The turn was cancelled." + _AT_LAST_VERSION, turn.id)
+            raise
+        except PlanwrightError as exc:
+            last = _error(exc.code, exc.message, turn.id)
         finally:
             await handle.release()
+            if last is not None:
+                await send(last)
 
-    async def _stream(self, events: Any, turn_id: str, session: SessionRecord, send: Send) -> None:
+    async def _stream(
+        self, events: Any, turn_id: str, session: SessionRecord, send: Send
+    ) -> dict[str, Any] | None:
+        """Relay a turn's events, recording what they mean in the store.
+
+        The turn's last frame (``turn.completed``, ``confirm.required`` or an
+        ``error``) is returned instead of sent: the caller sends it once the
+        workflow's lock is released.
+        """
         final_text = ""
         route: str | None = None
+        last: dict[str, Any] | None = None
         try:
             async for event in events:
                 kind = event["type"]
+                frame = {**event, "turn_id": turn_id}
                 if kind == "route":
                     route = event["destination"]
                 elif kind == "message":
                     final_text = event["text"]
                 elif kind == "workflow":
-                    event = {**event, "workflow_id": session.workflow_id}
+                    frame["workflow_id"] = session.workflow_id
                 elif kind == "confirm.required":
                     await self.store.update_turn_status(turn_id, "paused")
+                    last = frame
+                    continue
                 elif kind == "turn.completed":
                     await self.store.add_message(session.id, "assistant", final_text, turn_id)
                     await self.store.finish_turn(
@@ -272,22 +309,25 @@ class TurnService:
                         output_tokens=event["usage"]["output_tokens"],
                         duration_ms=event["duration_ms"],
                     )
-                await send({**event, "turn_id": turn_id})
+                    last = frame
+                    continue
+                await send(frame)
         except asyncio.CancelledError:
-            await self._fail(turn_id, "cancelled", "The turn was cancelled.", send, "cancelled")
+            await self.store.finish_turn(turn_id, status="cancelled", error_code="cancelled")
             raise
         except PlanwrightError as exc:
-            await self._fail(turn_id, exc.code, exc.message, send)
+            await self.store.finish_turn(turn_id, status="failed", error_code=exc.code)
+            return _error(exc.code, exc.message + _AT_LAST_VERSION, turn_id)
         except Exception:
             log.exception("turn %s failed", turn_id)
-            await self._fail(turn_id, "internal_error", "The turn failed unexpectedly.", send)
+            await self.store.finish_turn(turn_id, status="failed", error_code="internal_error")
+            return _error(
+                "internal_error", "The turn failed unexpectedly." + _AT_LAST_VERSION, turn_id
+            )
+        return last
 
-    async def _fail(
-        self, turn_id: str, code: str, message: str, send: Send, status: TurnStatus = "failed"
-    ) -> None:
-        workflow_note = " The workflow is at its last saved version."
-        await send(_error(code, message + workflow_note, turn_id))
-        await self.store.finish_turn(turn_id, status=status, error_code=code)
+
+_AT_LAST_VERSION = " The workflow is at its last saved version."
 
 
 def _error(code: str, message: str, turn_id: str | None = None) -> dict[str, Any]:

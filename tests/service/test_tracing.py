@@ -1,0 +1,43 @@
+"""With Langfuse configured, a chat turn through the service becomes one trace."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+from fastapi.testclient import TestClient
+
+from agents.models import ScriptedModel
+from tests.evals.langfuse_stub import LangfuseStub
+from tests.service.conftest import EDITOR, create_session, create_workflow
+from tests.service.test_ws_chat import connect, turn, until
+
+S = ScriptedModel
+
+
+def test_a_turn_is_traced_with_its_session_and_tools(
+    app_client: Callable[..., TestClient], model: ScriptedModel
+) -> None:
+    model.push(
+        S.tool_calls(("update_workflow", {"name": "Intake"})),
+        S.text("Renamed it; the key sk-ant-api03-NOTINTRACES stays out of traces."),
+    )
+    with LangfuseStub() as stub:
+        client = app_client(
+            langfuse_public_key=f"pk-lf-test-{uuid.uuid4().hex[:12]}",
+            langfuse_secret_key="sk-lf-test-secret",
+            langfuse_host=stub.base_url,
+        )
+        workflow = create_workflow(client)
+        session = create_session(client, workflow["id"])
+        with connect(client, session["id"], token=EDITOR) as ws:
+            ws.send_json(turn("rename the workflow to Intake"))
+            until(ws, "turn.completed")
+        client.app.state.services.turns.tracer.flush()  # type: ignore[attr-defined]
+        roots = stub.spans_named("turn")
+        names = {span["name"] for span in stub.spans}
+        sent = b"".join(r.body for r in stub.requests if r.path.endswith("/otel/v1/traces"))
+    assert len(roots) == 1
+    assert roots[0]["attributes"]["session.id"] == session["id"]
+    assert {"planner model call", "update_workflow"} <= names
+    assert b"NOTINTRACES" not in sent
