@@ -1,4 +1,4 @@
-"""``planwright`` command line: serve, schema, adaptor-docs."""
+"""``planwright`` command line: serve, chat, eval, prompts, schema, adaptor-docs."""
 
 from __future__ import annotations
 
