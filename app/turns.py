@@ -57,45 +57,33 @@ class StoreCommitter:
         summary: str,
         turn_id: str,
     ) -> int:
-        # Commit and publish together: a cancelled turn never leaves a persisted
-        # version unpublished.
-        return await asyncio.shield(
-            self._commit(yaml, name, base_version, tool, changes, summary, turn_id)
-        )
+        async def persist_and_publish() -> int:
+            version = await self.store.commit_version(
+                self.workflow_id,
+                yaml=yaml,
+                name=name,
+                expected_version=base_version,
+                author=self.author,
+                session_id=self.session_id,
+                turn_id=turn_id,
+                tool=tool,
+                summary=summary,
+            )
+            await self.bus.publish(
+                self.workflow_id,
+                {
+                    "type": "workflow",
+                    "workflow_id": self.workflow_id,
+                    "version": version,
+                    "yaml": yaml,
+                    "changes": [c.as_dict() for c in changes],
+                    "turn_id": turn_id,
+                },
+            )
+            return version
 
-    async def _commit(
-        self,
-        yaml: str,
-        name: str | None,
-        base_version: int,
-        tool: str,
-        changes: list[Change],
-        summary: str,
-        turn_id: str,
-    ) -> int:
-        version = await self.store.commit_version(
-            self.workflow_id,
-            yaml=yaml,
-            name=name,
-            expected_version=base_version,
-            author=self.author,
-            session_id=self.session_id,
-            turn_id=turn_id,
-            tool=tool,
-            summary=summary,
-        )
-        await self.bus.publish(
-            self.workflow_id,
-            {
-                "type": "workflow",
-                "workflow_id": self.workflow_id,
-                "version": version,
-                "yaml": yaml,
-                "changes": [c.as_dict() for c in changes],
-                "turn_id": turn_id,
-            },
-        )
-        return version
+        # Shielded: a cancelled turn never leaves a persisted version unpublished.
+        return await asyncio.shield(persist_and_publish())
 
 
 @dataclass

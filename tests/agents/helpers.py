@@ -14,42 +14,11 @@ from agents.models.base import ChatModel
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, InMemoryCommitter, TurnRuntime
 from agents.state import TurnInput
+from tests.documents import REFERRAL_WITH_WEBHOOK
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
 
-BASE_YAML = """\
-name: Referral intake
-jobs:
-  fetch:
-    id: 00000000-0000-4000-8000-000000000001
-    name: Fetch referral
-    adaptor: '@openfn/language-http@latest'
-    body: |
-      get('/referrals');
-  check:
-    id: 00000000-0000-4000-8000-000000000002
-    name: Check coverage
-    adaptor: '@openfn/language-fhir@latest'
-    body: // Add operations here
-triggers:
-  webhook:
-    id: 00000000-0000-4000-8000-000000000003
-    type: webhook
-    enabled: false
-edges:
-  webhook->fetch:
-    id: 00000000-0000-4000-8000-000000000004
-    source_trigger: webhook
-    target_job: fetch
-    condition_type: always
-    enabled: true
-  fetch->check:
-    id: 00000000-0000-4000-8000-000000000005
-    source_job: fetch
-    target_job: check
-    condition_type: on_job_success
-    enabled: true
-"""
+BASE_YAML = REFERRAL_WITH_WEBHOOK
 
 
 def counting_ids() -> ToolContext:

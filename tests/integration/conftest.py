@@ -47,6 +47,7 @@ from psycopg import sql
 from sqlalchemy.engine import make_url
 from websockets.asyncio.client import ClientConnection, connect
 
+from tests.documents import REFERRAL_DOC
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,28 +61,7 @@ TOKENS = {EDITOR: "editor"}
 START_TIMEOUT_S = 60.0
 FRAME_TIMEOUT_S = 15.0
 
-DOC = """\
-name: Referral intake
-jobs:
-  fetch:
-    id: 00000000-0000-4000-8000-000000000001
-    name: Fetch referral
-    adaptor: '@openfn/language-http@latest'
-    body: |
-      get('/referrals');
-  check:
-    id: 00000000-0000-4000-8000-000000000002
-    name: Check coverage
-    adaptor: '@openfn/language-fhir@latest'
-    body: // Add operations here
-edges:
-  fetch->check:
-    id: 00000000-0000-4000-8000-000000000005
-    source_job: fetch
-    target_job: check
-    condition_type: on_job_success
-    enabled: true
-"""
+DOC = REFERRAL_DOC
 
 
 # --------------------------------------------------------------------------- #

@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from agents.models import ScriptedModel
 from app.main import create_app
 from app.settings import Settings
+from tests.documents import REFERRAL_DOC
 
 EDITOR = "editor-token-0123456789"
 REVIEWER = "reviewer-token-0123456789"
@@ -21,28 +22,7 @@ OTHER_EDITOR = "other-editor-token-01234"
 ADMIN = "admin-token-0123456789ab"
 TOKENS = {EDITOR: "editor", REVIEWER: "reviewer", OTHER_EDITOR: "editor", ADMIN: "admin"}
 
-DOC = """\
-name: Referral intake
-jobs:
-  fetch:
-    id: 00000000-0000-4000-8000-000000000001
-    name: Fetch referral
-    adaptor: '@openfn/language-http@latest'
-    body: |
-      get('/referrals');
-  check:
-    id: 00000000-0000-4000-8000-000000000002
-    name: Check coverage
-    adaptor: '@openfn/language-fhir@latest'
-    body: // Add operations here
-edges:
-  fetch->check:
-    id: 00000000-0000-4000-8000-000000000005
-    source_job: fetch
-    target_job: check
-    condition_type: on_job_success
-    enabled: true
-"""
+DOC = REFERRAL_DOC
 
 
 def make_settings(tmp_path: Path, database_url: str | None = None, **overrides: Any) -> Settings:

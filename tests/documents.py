@@ -1,0 +1,62 @@
+"""Sample workflow documents shared by the agent, service and integration suites."""
+
+from __future__ import annotations
+
+# Two steps, code in the first, one success edge, no trigger.
+REFERRAL_DOC = """\
+name: Referral intake
+jobs:
+  fetch:
+    id: 00000000-0000-4000-8000-000000000001
+    name: Fetch referral
+    adaptor: '@openfn/language-http@latest'
+    body: |
+      get('/referrals');
+  check:
+    id: 00000000-0000-4000-8000-000000000002
+    name: Check coverage
+    adaptor: '@openfn/language-fhir@latest'
+    body: // Add operations here
+edges:
+  fetch->check:
+    id: 00000000-0000-4000-8000-000000000005
+    source_job: fetch
+    target_job: check
+    condition_type: on_job_success
+    enabled: true
+"""
+
+# The same two steps behind a disabled webhook trigger.
+REFERRAL_WITH_WEBHOOK = """\
+name: Referral intake
+jobs:
+  fetch:
+    id: 00000000-0000-4000-8000-000000000001
+    name: Fetch referral
+    adaptor: '@openfn/language-http@latest'
+    body: |
+      get('/referrals');
+  check:
+    id: 00000000-0000-4000-8000-000000000002
+    name: Check coverage
+    adaptor: '@openfn/language-fhir@latest'
+    body: // Add operations here
+triggers:
+  webhook:
+    id: 00000000-0000-4000-8000-000000000003
+    type: webhook
+    enabled: false
+edges:
+  webhook->fetch:
+    id: 00000000-0000-4000-8000-000000000004
+    source_trigger: webhook
+    target_job: fetch
+    condition_type: always
+    enabled: true
+  fetch->check:
+    id: 00000000-0000-4000-8000-000000000005
+    source_job: fetch
+    target_job: check
+    condition_type: on_job_success
+    enabled: true
+"""
