@@ -31,14 +31,21 @@ from agents.runtime import TurnRuntime
 
 Event = dict[str, Any]
 MASK = "***"
-_SECRET_KEYS = re.compile(r"(api[_-]?key|secret|token|authorization|password|cookie)", re.I)
+# Whole key names only: "input_tokens" and "max_tokens" are counts, not secrets.
+_SECRET_KEYS = re.compile(
+    r"^(?:x[_-])?(?:api[_-]?key|secret(?:[_-]key)?|(?:access[_-]|refresh[_-]|auth[_-]|bearer[_-])?"
+    r"token|authorization|password|passwd|cookie|set[_-]cookie)$",
+    re.I,
+)
 _SECRET_TEXT = [
     (re.compile(r"sk-ant-[A-Za-z0-9_\-]+"), "sk-ant-" + MASK),
     (re.compile(r"sk-lf-[A-Za-z0-9_\-]+"), "sk-lf-" + MASK),
     (re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:bearer\s+|basic\s+)?\S+"), r"\1" + MASK),
     (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}"), r"\1 " + MASK),
     (
-        re.compile(r"(?i)\b(x-api-key|api[_-]?key|token|secret)(\s*[:=]\s*)[\"']?[^\s\"',}]+"),
+        re.compile(
+            r"(?i)\b(x-api-key|api[_-]?key|token|secret|password|passwd)(\s*[:=]\s*)[\"']?[^\s\"',}]+"
+        ),
         r"\1\2" + MASK,
     ),
 ]

@@ -6,11 +6,15 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agents.models.base import ChatModel, Role
+from app import log_redaction
 from app.api import meta, sessions, web, workflows
 from app.http_errors import http_status
+from app.origin import SameOriginWebSockets
 from app.services import open_services
 from app.settings import Settings
 from app.ws import chat, watch
@@ -21,6 +25,7 @@ def create_app(
     settings: Settings | None = None, *, models: Mapping[Role, ChatModel] | None = None
 ) -> FastAPI:
     settings = settings or Settings()
+    log_redaction.install()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -29,6 +34,19 @@ def create_app(
             yield
 
     app = FastAPI(title="Planwright", version="0.1.0", lifespan=lifespan)
+    if settings.single_user:
+        # No tokens means anyone who can reach the port is the user: only answer to
+        # loopback host names, so a web page cannot rebind its DNS onto us.
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_hosts)
+        app.add_middleware(SameOriginWebSockets, allowed_hosts=settings.allowed_hosts)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:10]]
+        return JSONResponse(
+            {"error": {"code": "invalid_request", "message": "; ".join(problems)}},
+            status_code=422,
+        )
 
     @app.exception_handler(PlanwrightError)
     async def planwright_error(request: Request, exc: PlanwrightError) -> JSONResponse:

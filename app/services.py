@@ -95,6 +95,10 @@ async def open_services(
         prompt_source = LangfusePromptSource(langfuse) if langfuse is not None else None
         if langfuse is not None:
             stack.callback(langfuse.shutdown)
+        if prompt_source is not None:
+            # The SDK fetches prompts synchronously: warm its cache off the event loop,
+            # so turns only ever hit the cache (the SDK refreshes it in the background).
+            await asyncio.to_thread(prompt_source.prefetch)
         tracer = Tracer(
             langfuse,
             tags=[settings.environment],

@@ -62,6 +62,11 @@ class Settings(BaseSettings):
         "https://cloud.langfuse.com", validation_alias=_alias("LANGFUSE_HOST")
     )
 
+    allowed_hosts: list[str] = Field(
+        default_factory=lambda: ["127.0.0.1", "localhost", "[::1]"],
+        description="Host names accepted in single-user mode (against DNS rebinding).",
+    )
+
     max_yaml_bytes: int = DEFAULT_MAX_BYTES
     max_frame_bytes: int = 64 * 1024
     send_queue_size: int = 256

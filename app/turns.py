@@ -194,6 +194,9 @@ class TurnService:
             {"role": m.role, "content": m.content}
             for m in await self.store.list_messages(session.id)
         ]
+        paused = await self.store.paused_turn(session.id)
+        if paused is not None:  # a new message abandons a question left unanswered
+            await self.store.finish_turn(paused.id, status="cancelled", error_code="superseded")
         turn_id = self.new_id()
         await self.store.start_turn(
             turn_id,
@@ -201,7 +204,11 @@ class TurnService:
             workflow_id=session.workflow_id,
             prompt_versions=dict(self.config.prompt_versions),
         )
-        await self.store.add_message(session.id, "user", request.content, turn_id)
+        try:
+            await self.store.add_message(session.id, "user", request.content, turn_id)
+        except BaseException:
+            await self.store.finish_turn(turn_id, status="failed", error_code="setup_failed")
+            raise
         return {
             "turn_id": turn_id,
             "workflow_id": session.workflow_id,
@@ -255,6 +262,9 @@ class TurnService:
             raise
         except PlanwrightError as exc:
             last = _error(exc.code, exc.message, turn.id)
+        except Exception:
+            log.exception("resuming turn %s failed", turn.id)
+            last = _error("internal_error", "The turn could not resume.", turn.id)
         finally:
             await handle.release()
             if last is not None:
@@ -305,7 +315,7 @@ class TurnService:
             raise
         except PlanwrightError as exc:
             await self.store.finish_turn(turn_id, status="failed", error_code=exc.code)
-            return _error(exc.code, exc.message + _AT_LAST_VERSION, turn_id)
+            return _error(exc.code, _sentence(exc.message) + _AT_LAST_VERSION, turn_id)
         except Exception:
             log.exception("turn %s failed", turn_id)
             await self.store.finish_turn(turn_id, status="failed", error_code="internal_error")
@@ -316,6 +326,11 @@ class TurnService:
 
 
 _AT_LAST_VERSION = " The workflow is at its last saved version."
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def _error(code: str, message: str, turn_id: str | None = None) -> dict[str, Any]:

@@ -6,23 +6,28 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.text import ClientText
+
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
 class CreateWorkflow(_Body):
-    name: str | None = Field(None, max_length=100)
-    yaml: str | None = None
+    name: ClientText | None = Field(None, max_length=100)
+    yaml: ClientText | None = None
+
+
+MAX_VERSION = 2**31 - 1
 
 
 class PutWorkflow(_Body):
-    yaml: str
-    expected_version: int = Field(ge=1)
+    yaml: ClientText
+    expected_version: int = Field(ge=1, le=MAX_VERSION)
 
 
 class Revert(_Body):
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=MAX_VERSION)
 
 
 class Workflow(BaseModel):
@@ -52,7 +57,7 @@ class Version(BaseModel):
 
 
 class CreateSession(_Body):
-    workflow_id: str
+    workflow_id: ClientText
     read_only: bool = False
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response, status
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Response, status
 
 from app.api import schemas
 from app.deps import EditorDep, PrincipalDep, ServicesDep
@@ -10,8 +12,9 @@ from app.errors import NotFoundError
 from app.services import Services
 from app.store import WorkflowRecord
 from tools.document import WorkflowDocument
+from tools.errors import ToolInputError
 from tools.importing import mint_missing_ids
-from tools.registry import document_problems
+from tools.registry import document_problems, run_tool
 
 router = APIRouter(prefix="/v1/workflows", tags=["workflows"])
 
@@ -60,7 +63,11 @@ async def create_workflow(
 ) -> schemas.Workflow:
     if body.yaml is not None:
         doc, problems = _accept_yaml(services, body.yaml)
-        name = body.name or doc.name or "Untitled workflow"
+        if body.name and body.name != doc.name:
+            renamed = run_tool(doc, "update_workflow", {"name": body.name}, context=services.tools)
+            if not renamed.ok:
+                raise ToolInputError(renamed.text, code=renamed.error_code or "invalid_name")
+        name = doc.name or "Untitled workflow"
     else:
         doc, problems = WorkflowDocument.new(body.name or "Untitled workflow"), []
         name = doc.name or "Untitled workflow"
@@ -135,7 +142,10 @@ async def list_versions(
 
 @router.get("/{workflow_id}/versions/{version}")
 async def get_version(
-    workflow_id: str, version: int, services: ServicesDep, principal: PrincipalDep
+    workflow_id: str,
+    version: Annotated[int, Path(ge=1, le=schemas.MAX_VERSION)],
+    services: ServicesDep,
+    principal: PrincipalDep,
 ) -> schemas.Version:
     found = await services.store.get_version(workflow_id, version)
     if found is None:

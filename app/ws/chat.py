@@ -8,6 +8,8 @@ each version once. Bad frames get an ``error`` frame; the connection stays.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import inspect
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
@@ -40,6 +42,23 @@ async def forward_bus(subscription: Subscription, connection: Connection) -> Non
             await connection.send(event)
     except PlanwrightError as exc:  # SubscriberOverflowError: the client is too slow
         await connection.close(SLOW_CLIENT, exc.message)
+
+
+async def cancel(task: asyncio.Task[None], connection: Connection) -> None:
+    """Cancel a turn and wait for it to wind down. A turn cancelled before it got to
+    run says nothing itself, so say it here."""
+    coroutine = task.get_coro()
+    started = not (
+        inspect.iscoroutine(coroutine)
+        and inspect.getcoroutinestate(coroutine) == inspect.CORO_CREATED
+    )
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    if not started:
+        await connection.send(
+            error_frame("cancelled", "The turn was cancelled before it started; nothing changed.")
+        )
 
 
 def error_frame(code: str, message: str) -> dict[str, str]:
@@ -87,7 +106,7 @@ async def chat_socket(
                     if running is None or running.done():
                         await conn.send(error_frame("no_turn", "No turn is running."))
                     else:
-                        running.cancel()
+                        await cancel(running, conn)
                     continue
                 if running is not None and not running.done():
                     await conn.send(error_frame("busy", "A turn is already running here."))

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
+
+from app.text import ClientText
 
 
 class _Frame(BaseModel):
@@ -13,14 +21,14 @@ class _Frame(BaseModel):
 
 class PageContext(_Frame):
     page: Literal["workflow", "job"] = "workflow"
-    job_key: str | None = Field(None, max_length=100)
+    job_key: str | None = Field(None, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")
 
 
 class TurnFrame(_Frame):
     type: Literal["turn"]
-    content: str = Field(min_length=1, max_length=20_000)
+    content: ClientText = Field(min_length=1, max_length=20_000)
     context: PageContext = Field(default_factory=PageContext)
-    errors: str | None = Field(None, max_length=20_000)
+    errors: ClientText | None = Field(None, max_length=20_000)
 
 
 class ConfirmFrame(_Frame):

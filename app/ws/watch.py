@@ -53,6 +53,8 @@ async def watch_socket(
         await websocket.close(code=NOT_FOUND, reason="no such workflow")
         return
     async with Connection(websocket, queue_size=services.settings.send_queue_size) as conn:
+        if since_version is not None and since_version > current["version"]:
+            since_version = None  # the client is ahead of us (reset database?): start over
         subscription = await services.bus.subscribe(workflow_id, since_version=since_version)
         current = await _snapshot(services, workflow_id) or current
         behind = since_version is None or current["version"] > since_version

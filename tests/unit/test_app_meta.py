@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from app.main import create_app
 from app.settings import Settings
@@ -10,10 +12,31 @@ from tests.service.conftest import make_settings
 
 
 def test_health_reports_offline_model_without_a_key(tmp_path: Path) -> None:
-    with TestClient(create_app(make_settings(tmp_path, tokens=None))) as client:
+    app = create_app(make_settings(tmp_path, tokens=None))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
         response = client.get("/healthz")
     assert response.status_code == 200
     assert response.json() == {"status": "ok", "model": "offline"}
+
+
+def test_single_user_mode_answers_only_to_loopback_names(tmp_path: Path) -> None:
+    app = create_app(make_settings(tmp_path, tokens=None))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        assert client.get("/healthz").status_code == 200
+        rebound = client.get("/v1/workflows", headers={"host": "evil.example.com"})
+        assert rebound.status_code == 400
+        wid = client.post("/v1/workflows", json={"name": "W"}).json()["id"]
+        session = client.post("/v1/sessions", json={"workflow_id": wid}).json()["id"]
+        url = f"ws://127.0.0.1/v1/sessions/{session}/ws"
+        with client.websocket_connect(url, headers={"origin": "http://127.0.0.1:8000"}) as ws:
+            ws.send_json({"type": "cancel"})
+            assert ws.receive_json()["code"] == "no_turn"
+        with (
+            pytest.raises(WebSocketDisconnect) as refused,
+            client.websocket_connect(url, headers={"origin": "https://evil.example.com"}),
+        ):
+            pass
+        assert refused.value.code == 1008
 
 
 def test_tool_definitions_respect_read_only(tmp_path: Path) -> None:
@@ -34,8 +57,6 @@ def test_settings_keep_secrets_secret() -> None:
 
 
 def test_no_tokens_means_loopback_only() -> None:
-    import pytest
-
     with pytest.raises(ValueError, match="without PLANWRIGHT_TOKENS"):
         Settings(host="0.0.0.0", tokens=None)
     assert Settings(host="0.0.0.0", tokens='{"t": "editor"}').host == "0.0.0.0"

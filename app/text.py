@@ -1,0 +1,17 @@
+"""String types for input from clients."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator
+
+
+def _no_nul(value: str) -> str:
+    # Postgres text cannot hold NUL, and no workflow needs one: refuse it at the edge.
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+ClientText = Annotated[str, AfterValidator(_no_nul)]

@@ -1,0 +1,123 @@
+"""Harder inputs and races: they get typed errors and the data stays consistent."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from fastapi.testclient import TestClient
+
+from agents.models import ModelRequest, ModelResponse, ScriptedModel
+from tests.service.conftest import DOC, EDITOR, auth, create_session, create_workflow
+from tests.service.test_ws_chat import connect, setup, turn, until
+from tests.service.test_ws_watch import watch
+
+S = ScriptedModel
+
+
+def test_out_of_range_versions_and_nul_characters_are_422(client: TestClient) -> None:
+    workflow = create_workflow(client)
+    wid = workflow["id"]
+    huge = 99999999999999999999
+    responses = [
+        client.get(f"/v1/workflows/{wid}/versions/{huge}", headers=auth(EDITOR)),
+        client.post(f"/v1/workflows/{wid}/revert", json={"version": huge}, headers=auth(EDITOR)),
+        client.put(
+            f"/v1/workflows/{wid}",
+            json={"yaml": DOC, "expected_version": huge},
+            headers=auth(EDITOR),
+        ),
+        client.post("/v1/workflows", json={"name": "nul\u0000name"}, headers=auth(EDITOR)),
+    ]
+    assert [r.status_code for r in responses] == [422, 422, 422, 422]
+    assert all(r.json()["error"]["code"] == "invalid_request" for r in responses)
+
+
+def test_nul_in_a_turn_is_an_error_frame_and_records_nothing(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    _, session_id = setup(client)
+    with connect(client, session_id) as ws:
+        ws.send_json(turn("hello \u0000"))
+        assert ws.receive_json()["code"] == "invalid_frame"
+    detail = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+    assert detail["messages"] == []
+
+
+def test_a_name_given_with_imported_yaml_is_the_documents_name(client: TestClient) -> None:
+    response = client.post(
+        "/v1/workflows", json={"name": "Imported", "yaml": DOC}, headers=auth(EDITOR)
+    )
+    body = response.json()
+    assert body["name"] == "Imported"
+    assert "name: Imported\n" in body["yaml"]
+
+
+def test_watcher_ahead_of_the_server_gets_the_current_document(client: TestClient) -> None:
+    workflow = create_workflow(client)
+    with watch(client, workflow["id"], since=100) as watcher:
+        frame = watcher.receive_json()
+    assert frame["version"] == 1 and frame["yaml"] == DOC
+
+
+def test_cancel_right_after_a_turn_always_answers(client: TestClient, model: ScriptedModel) -> None:
+    async def answer(request: ModelRequest) -> ModelResponse:
+        if request.context.user_text == "hi":
+            await asyncio.sleep(30)  # cancelled long before this ends
+        return S.text("Hello.")
+
+    model.push(answer, answer)
+    _, session_id = setup(client)
+    with connect(client, session_id) as ws:
+        ws.send_json(turn("hi"))
+        ws.send_json({"type": "cancel"})
+        frames = until(ws, "error")
+        assert frames[-1]["code"] == "cancelled"
+        ws.send_json(turn("hi again"))
+        assert until(ws, "turn.completed")[-1]["type"] == "turn.completed"
+
+
+def test_a_new_turn_abandons_an_unanswered_confirmation(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    model.push(S.tool_calls(("remove_jobs", {"keys": ["fetch"]})), S.text("Hello."))
+    workflow_id, session_id = setup(client)
+    with connect(client, session_id) as ws:
+        ws.send_json(turn("remove the fetch step"))
+        confirm = until(ws, "confirm.required")[-1]
+        ws.send_json(turn("never mind, say hello"))
+        until(ws, "turn.completed")
+        ws.send_json({"type": "confirm", "request_id": confirm["request_id"], "approved": True})
+        assert ws.receive_json()["code"] == "no_pending_confirmation"
+    stored = client.get(f"/v1/workflows/{workflow_id}", headers=auth(EDITOR)).json()
+    assert stored["yaml"] == DOC
+
+
+def test_a_change_saved_elsewhere_mid_turn_fails_the_turn_cleanly(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    thinking, saved = threading.Event(), threading.Event()
+
+    async def slow_rename(request: ModelRequest) -> ModelResponse:
+        thinking.set()
+        await asyncio.to_thread(saved.wait, 10)
+        return S.tool_calls(("update_workflow", {"name": "From the turn"}))
+
+    model.push(slow_rename)
+    workflow = create_workflow(client)
+    session = create_session(client, workflow["id"])
+    with connect(client, session["id"]) as ws:
+        ws.send_json(turn("rename the workflow"))
+        assert thinking.wait(10)
+        put = client.put(
+            f"/v1/workflows/{workflow['id']}",
+            json={"yaml": DOC.replace("Referral intake", "From REST"), "expected_version": 1},
+            headers=auth(EDITOR),
+        )
+        assert put.status_code == 200
+        saved.set()
+        frames = until(ws, "error")
+    assert frames[-1]["code"] == "commit_failed"
+    assert "last saved version" in frames[-1]["message"]
+    stored = client.get(f"/v1/workflows/{workflow['id']}", headers=auth(EDITOR)).json()
+    assert stored["version"] == 2 and stored["name"] == "From REST"
