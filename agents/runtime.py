@@ -18,6 +18,7 @@ from tools.base import ToolContext
 from tools.document import WorkflowDocument
 from tools.errors import PlanwrightError
 from tools.structure import Change
+from tools.yaml_io import DEFAULT_MAX_BYTES
 
 
 class CommitError(PlanwrightError):
@@ -76,6 +77,7 @@ class AgentConfig:
     max_tokens: int = 4096
     router_min_confidence: int = 3
     code_retries: int = 1
+    max_yaml_bytes: int = DEFAULT_MAX_BYTES
     prompt_versions: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -105,12 +107,18 @@ class TurnRuntime:
     def document(self, yaml: str, version: int) -> WorkflowDocument:
         """The live document for ``version``: reused across nodes, parsed only when needed."""
         if self._doc is None or self._doc_version != version:
-            self._doc = WorkflowDocument.from_yaml(yaml)
+            self._doc = WorkflowDocument.from_yaml(yaml, max_bytes=self.config.max_yaml_bytes)
             self._doc_version = version
         return self._doc
 
     def adopt(self, doc: WorkflowDocument, version: int) -> None:
         self._doc, self._doc_version = doc, version
+
+    def live_document(self) -> tuple[WorkflowDocument, int] | None:
+        """The parsed document and the committed version it is at, if one is live."""
+        if self._doc is None or self._doc_version is None:
+            return None
+        return self._doc, self._doc_version
 
     def forget_document(self) -> None:
         """Drop the live document (after a failed commit it holds uncommitted edits)."""

@@ -113,7 +113,9 @@ async def open_services(
             runner=runner,
             models=models or build_models(settings),
             tools=tools,
-            config=AgentConfig(max_tool_calls=settings.max_tool_calls),
+            config=AgentConfig(
+                max_tool_calls=settings.max_tool_calls, max_yaml_bytes=settings.max_yaml_bytes
+            ),
             lock_ttl_s=settings.turn_lock_ttl_s,
             tracer=tracer,
             prompt_loader=prompt_source.load if prompt_source else load_prompt,
