@@ -2,50 +2,69 @@
 
 Structural and read tools run in order, each mutation committed (and only
 then published) before the next tool runs. ``call_job_code_agent`` requests
-are collected and fanned out with ``Send`` after the round's structural tools,
-all in parallel; ``collect`` stitches their code in by exact key.
+are checked against the document those tools left and fanned out with
+``Send``, all in parallel; ``collect`` stitches their code in by exact key. A
+sub-agent that fails reports ``code_not_written``; the others still land.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send, interrupt
 
 from agents.events import status_event, workflow_event
-from agents.job_code import run_code_agent
+from agents.job_code import CodeResult, run_code_agent
 from agents.runtime import CommitError, TurnRuntime
 from agents.state import CodeTask, TurnState
 from agents.status import settled_text, spinner_text
 from tools.base import ToolResult
 from tools.document import WorkflowDocument
+from tools.errors import PlanwrightError
 from tools.job_code import has_code
 from tools.redaction import render_structure
 from tools.registry import run_tool
 from tools.stitch import stitch_job_code
 
+logger = logging.getLogger(__name__)
+
 DECLINED = "The user declined this change, so it was not made. The workflow was not changed."
 
 
-def _destructive_removals(state: TurnState, doc: WorkflowDocument) -> list[tuple[str, str]]:
-    """(tool_use_id, description) of removals that lose code or empty the workflow."""
-    found: list[tuple[str, str]] = []
+def _destructive_removals(state: TurnState, doc: WorkflowDocument) -> tuple[list[str], str] | None:
+    """The round's removals, taken together, when they lose code or empty the workflow.
+
+    Every ``remove_jobs`` call of the round counts: ``remove_jobs[a]`` and
+    ``remove_jobs[b]`` remove as much as ``remove_jobs[a, b]``. Returns the
+    tool_use ids of those calls and one description of what they remove, or
+    ``None`` when nothing needs asking.
+    """
     jobs = doc.structure.jobs
+    use_ids: list[str] = []
+    removed: dict[str, None] = {}  # ordered set of keys, in the order they were named
     for use in state.get("pending") or []:
         if use["name"] != "remove_jobs" or not isinstance(use.get("input"), dict):
             continue
         keys = [k for k in use["input"].get("keys") or [] if isinstance(k, str) and k in jobs]
-        with_code = [jobs[k].name for k in keys if has_code(jobs[k].body)]
-        everything = bool(keys) and set(keys) == set(jobs)
-        if with_code:
-            names = ", ".join(repr(n) for n in with_code)
-            found.append(
-                (use["id"], f"remove {names}, which hold{'s' if len(with_code) == 1 else ''} code")
-            )
-        elif everything:
-            found.append((use["id"], f"remove all {len(keys)} steps"))
-    return found
+        if keys:
+            use_ids.append(use["id"])
+            removed.update(dict.fromkeys(keys))
+    if not removed:
+        return None
+    with_code = [jobs[k].name for k in removed if has_code(jobs[k].body)]
+    everything = set(removed) == set(jobs)
+    if not with_code and not everything:
+        return None
+    parts: list[str] = []
+    if everything:
+        parts.append(f"remove all {len(removed)} steps")
+    if with_code:
+        names = ", ".join(repr(n) for n in with_code)
+        holds = "holds" if len(with_code) == 1 else "hold"
+        parts.append(f"{'including' if everything else 'remove'} {names}, which {holds} code")
+    return use_ids, ", ".join(parts)
 
 
 def confirm_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
@@ -54,12 +73,13 @@ def confirm_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, A
         return {"approvals": {}}
     doc = runtime.context.document(state["yaml"], state["version"])
     removals = _destructive_removals(state, doc)
-    if not removals:
+    if removals is None:
         return {"approvals": {}}
-    question = "The assistant wants to " + "; and ".join(d for _, d in removals) + ". Go ahead?"
-    answer = interrupt({"request_id": f"confirm-{removals[0][0]}", "question": question})
+    use_ids, description = removals
+    question = f"The assistant wants to {description}. Go ahead?"
+    answer = interrupt({"request_id": f"confirm-{use_ids[0]}", "question": question})
     approved = answer is True or (isinstance(answer, dict) and answer.get("approved") is True)
-    return {"approvals": {use_id: approved for use_id, _ in removals}}
+    return {"approvals": {use_id: approved for use_id in use_ids}}
 
 
 def _tool_result_block(use_id: str, result: ToolResult, structure: str | None) -> dict[str, Any]:
@@ -73,6 +93,16 @@ def _tool_result_block(use_id: str, result: ToolResult, structure: str | None) -
 
 
 async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command[Any]:
+    """Run one round of tool calls; fan code requests out after its structural tools.
+
+    Structural and read tools run first, in the order they were asked, each
+    mutation committed before the next. Only then are the round's
+    ``call_job_code_agent`` requests checked, against the document as those
+    tools left it: a request for a step added later in the round runs, one
+    for a key that a later call renamed or removed gets an error result (keys
+    are exact; a rename is not followed). Budget and results still follow the
+    order of the tool_uses.
+    """
     rt, emit = runtime.context, runtime.stream_writer
     doc = rt.document(state["yaml"], state["version"])
     yaml, version = state["yaml"], state["version"]
@@ -83,7 +113,7 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
     calls = state.get("tool_calls", 0)
     changes = list(state.get("changes") or [])
     results: dict[str, dict[str, Any]] = {}
-    tasks: list[CodeTask] = []
+    code_requests: list[tuple[str, dict[str, Any]]] = []
     last_mutation: str | None = None
     for use in state.get("pending") or []:
         use_id, name, args = use["id"], use["name"], use.get("input")
@@ -100,26 +130,7 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
             )
             continue
         if name == "call_job_code_agent":
-            result = run_tool(doc, name, args, read_only=read_only, context=rt.tools)
-            data = result.data or {}
-            if result.ok and any(t["job_key"] == data["job_key"] for t in tasks):
-                result = ToolResult.failure(
-                    "duplicate_request",
-                    f"The code agent is already working on {data['job_key']!r} in this round.",
-                    mutating=False,
-                )
-            if not result.ok:
-                results[use_id] = _tool_result_block(use_id, result, None)
-                continue
-            tasks.append(
-                CodeTask(
-                    tool_use_id=use_id,
-                    job_key=data["job_key"],
-                    message=data["message"],
-                    yaml=yaml,
-                    version=version,
-                )
-            )
+            code_requests.append((use_id, args))  # checked once the structure is final
             continue
         emit(status_event("spinner", name, spinner_text(name, args)))
         result = run_tool(doc, name, args, read_only=read_only, context=rt.tools)
@@ -130,6 +141,28 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
             last_mutation = use_id
         emit(status_event("settled", name, settled_text(result.text)))
         results[use_id] = _tool_result_block(use_id, result, None)
+    tasks: list[CodeTask] = []
+    for use_id, args in code_requests:
+        result = run_tool(doc, "call_job_code_agent", args, read_only=read_only, context=rt.tools)
+        data = result.data or {}
+        if result.ok and any(t["job_key"] == data["job_key"] for t in tasks):
+            result = ToolResult.failure(
+                "duplicate_request",
+                f"The code agent is already working on {data['job_key']!r} in this round.",
+                mutating=False,
+            )
+        if not result.ok:
+            results[use_id] = _tool_result_block(use_id, result, None)
+            continue
+        tasks.append(
+            CodeTask(
+                tool_use_id=use_id,
+                job_key=data["job_key"],
+                message=data["message"],
+                yaml=yaml,
+                version=version,
+            )
+        )
     if last_mutation is not None:
         block = results[last_mutation]
         block["content"] += f"\n\nThe workflow now:\n{render_structure(doc.structure)}"
@@ -144,8 +177,6 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
         "code_results": None,
     }
     if tasks:
-        for task in tasks:
-            task["yaml"], task["version"] = yaml, version
         return Command(goto=[Send("job_code", task) for task in tasks], update=update)
     update["messages"] = [*state["messages"], _results_message(state, results)]
     update["pending"] = []
@@ -196,13 +227,33 @@ def _results_message(state: TurnState, results: dict[str, dict[str, Any]]) -> di
 
 
 async def job_code_node(task: CodeTask, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
-    rt = runtime.context
-    doc = rt.document(task["yaml"], task["version"])
-    result = await run_code_agent(rt, doc, task["job_key"], task["message"], runtime.stream_writer)
+    """One sub-agent. Its failure is its own result, never the round's.
+
+    Any exception (a ``ModelError`` after the client's retries, a bug, a lost
+    connection) becomes a ``code_not_written`` result carrying the reason, so
+    the planner hears about it and the other sub-agents' code is still stitched.
+    """
+    rt, emit = runtime.context, runtime.stream_writer
+    try:
+        doc = rt.document(task["yaml"], task["version"])
+        result = await run_code_agent(rt, doc, task["job_key"], task["message"], emit)
+    except Exception as exc:
+        logger.warning("code sub-agent for %r failed", task["job_key"], exc_info=True)
+        reason = exc.message if isinstance(exc, PlanwrightError) else str(exc)
+        result = CodeResult(task["job_key"], error=f"the code agent failed: {reason or exc!r}")
+        emit(status_event("settled", "call_job_code_agent", _failed_text(rt, task)))
     return {
         "code_results": [{"tool_use_id": task["tool_use_id"], **result.as_dict()}],
         "usage": result.usage,
     }
+
+
+def _failed_text(rt: TurnRuntime, task: CodeTask) -> str:
+    try:
+        job = rt.document(task["yaml"], task["version"]).structure.jobs.get(task["job_key"])
+    except Exception:
+        job = None
+    return f"Could not write code for {job.name if job else task['job_key']}"
 
 
 async def collect_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:

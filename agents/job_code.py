@@ -2,7 +2,10 @@
 
 Edits are applied by the server to the current body; the result is checked
 (tree-sitter syntax + OpenFn rules) and, on problems, sent back once for a
-fix. Nothing is written here: the caller stitches the body in by exact key.
+fix. Several ``edit_job_code`` calls in one reply apply in sequence, all or
+none; a failed reply is answered with a ``tool_result`` for each of its
+tool_uses. Nothing is written here: the caller stitches the body in by exact
+key. A step that no longer exists is an error result, not an exception.
 """
 
 from __future__ import annotations
@@ -96,7 +99,10 @@ async def run_code_agent(
     message: str,
     emit: Any,
 ) -> CodeResult:
-    job = doc.structure.jobs[job_key]
+    job = doc.structure.jobs.get(job_key)
+    if job is None:
+        # The step went away after the request was accepted: report, never raise.
+        return CodeResult(job_key, error=f"there is no step with key {job_key!r} any more.")
     functions = _functions(rt, job.adaptor)
     neighbours = _neighbours(doc, job)
     system = rt.prompt("job_code")
@@ -141,28 +147,17 @@ async def run_code_agent(
         for key, value in response.usage.as_dict().items():
             result.usage[key] = result.usage.get(key, 0) + value
         result.text = response.text.strip()
-        uses = [u for u in response.tool_uses if u["name"] == "edit_job_code"]
-        if not uses:
+        uses = response.tool_uses
+        if not any(u["name"] == "edit_job_code" for u in uses):
             break
         messages.append({"role": "assistant", "content": response.content})
-        new_body, feedback = _apply(body, uses[0]["input"])
+        new_body, answers, feedback = _apply_reply(body, uses)
         if new_body is not None:
             result.body, result.error = new_body, None
             break
         result.error = feedback
-        messages.append(
-            {
-                "role": "user",
-                "content": [
-                    {
-                        "type": "tool_result",
-                        "tool_use_id": uses[0]["id"],
-                        "content": feedback + " Fix it with another edit_job_code call.",
-                        "is_error": True,
-                    }
-                ],
-            }
-        )
+        # The Messages API wants a tool_result for every tool_use of the reply.
+        messages.append({"role": "user", "content": answers})
         if attempt == rt.config.code_retries:
             break
     if result.body is not None:
@@ -175,18 +170,67 @@ async def run_code_agent(
     return result
 
 
+def _apply_reply(
+    body: str, uses: list[dict[str, Any]]
+) -> tuple[str | None, list[dict[str, Any]], str]:
+    """Apply every ``edit_job_code`` call of one reply to ``body``, in order.
+
+    A reply is all or nothing: its calls apply in sequence (the second to what
+    the first produced) and only the final code is checked. On success returns
+    ``(new_body, [], "")``. Otherwise ``(None, answers, why)``: nothing is
+    applied, and ``answers`` holds one error ``tool_result`` for *every*
+    tool_use of the reply, in order (the failing call says why, the others that
+    they were not applied, calls to other tools that only ``edit_job_code``
+    exists), as the Messages API requires for the retry.
+    """
+    current = body
+    failed: str | None = None
+    why = ""
+    last_edit = ""
+    for use in uses:
+        if use["name"] != "edit_job_code":
+            continue
+        last_edit = use["id"]
+        applied, why = _apply(current, use.get("input"))
+        if applied is None:
+            failed = use["id"]
+            break
+        current = applied
+    if failed is None:
+        problems = check_job_code(current)
+        if not problems:
+            return current, [], ""
+        failed, why = last_edit, "The code has problems:\n" + format_problems(problems)
+    answers: list[dict[str, Any]] = []
+    for use in uses:
+        if use["id"] == failed:
+            text = (
+                f"{why} Nothing from this reply was applied; the code is as it was. "
+                "Fix it with another edit_job_code call."
+            )
+        elif use["name"] != "edit_job_code":
+            text = f"There is no tool {use['name']!r} here: only edit_job_code is available."
+        else:
+            text = (
+                "This call was not applied: the edit_job_code calls of one reply apply in "
+                "order, all or none, and another one failed (see its result)."
+            )
+        answers.append(
+            {"type": "tool_result", "tool_use_id": use["id"], "content": text, "is_error": True}
+        )
+    return None, answers, why
+
+
 def _apply(body: str, raw: Any) -> tuple[str | None, str]:
-    """``(new_body, "")`` when the edits apply and the code checks clean, else
-    ``(None, why)``."""
+    """``(new_body, "")`` when the edits of one call apply, else ``(None, why)``.
+
+    Not checked here: a reply's code is checked once, after all its calls.
+    """
     try:
         args = EditJobCodeArgs.model_validate(raw)
         edits = [CodeEdit(e.action, e.new_code, e.old_code) for e in args.edits]
-        new_body = apply_code_edits(body, edits)
+        return apply_code_edits(body, edits), ""
     except ValidationError as exc:
         return None, f"Invalid edit_job_code input: {exc.errors()[0]['msg']}."
     except CodeEditError as exc:
         return None, exc.message
-    problems = check_job_code(new_body)
-    if problems:
-        return None, "The code has problems:\n" + format_problems(problems)
-    return new_body, ""

@@ -7,6 +7,7 @@ asked at all; failures, malformed answers and low confidence go to the planner.
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Literal
 
 from langgraph.runtime import Runtime
@@ -18,6 +19,8 @@ from agents.runtime import TurnRuntime
 from agents.state import TurnState
 from tools.redaction import redact
 from tools.registry import input_schema
+
+logger = logging.getLogger(__name__)
 
 
 class RouteArgs(BaseModel):
@@ -78,9 +81,20 @@ async def _decide(state: TurnState, rt: TurnRuntime) -> Literal["planner", "job_
     )
     try:
         response = await rt.model("router").create(request)
-        use = next(u for u in response.tool_uses if u["name"] == "route")
-        answer = RouteArgs.model_validate(use["input"])
-    except (ModelError, StopIteration, ValidationError, TypeError):
+        use = next((u for u in response.tool_uses if u.get("name") == "route"), None)
+        if use is None:
+            logger.warning("router answered without a route call; using the planner")
+            return "planner"
+        answer = RouteArgs.model_validate(use.get("input"))
+    except ModelError as exc:
+        logger.warning("router model failed (%s); using the planner", exc.code)
+        return "planner"
+    except ValidationError as exc:
+        logger.warning("router sent an invalid route call (%s); using the planner", exc)
+        return "planner"
+    except Exception:
+        # Routing is an optimisation: whatever goes wrong here, the planner can answer.
+        logger.warning("router failed; using the planner", exc_info=True)
         return "planner"
     if (
         answer.destination == "job_code"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 
+from agents.graph import build_graph
 from agents.models import AnthropicModel, ModelTimeoutError, ModelUnavailableError
-from tests.agents.helpers import BASE_YAML, run, runtime_for
+from agents.runner import TurnRunner
+from tests.agents.helpers import BASE_YAML, run, runtime_for, turn
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
     delay_reply,
@@ -93,3 +96,21 @@ async def test_router_uses_the_small_model_with_a_forced_route_call(
     router_call = fake_anthropic.requests[0]
     assert router_call.model == "fake-haiku"
     assert router_call.tool_choice == {"type": "tool", "name": "route"}
+
+
+async def test_timeout_on_the_first_call_fails_typed_with_the_document_unchanged(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(delay_reply(2.0, tool_reply(("update_workflow", {"name": "Intake"}))))
+    rt = runtime_for(_model(fake_anthropic, timeout=0.3, max_retries=0))
+    runner = TurnRunner(build_graph(InMemorySaver()))
+    events: list[dict[str, object]] = []
+    with pytest.raises(ModelTimeoutError):
+        async for event in runner.start(turn("rename the workflow"), rt):
+            events.append(event)
+    assert rt.committer.versions == []  # type: ignore[attr-defined]
+    assert [e for e in events if e["type"] == "workflow"] == []
+    state = await runner.state("turn-1")
+    assert state["yaml"] == BASE_YAML
+    assert state["version"] == 1
+    assert len(fake_anthropic.requests) == 1

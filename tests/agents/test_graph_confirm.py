@@ -110,3 +110,46 @@ async def test_resume_from_a_fresh_graph_on_the_same_checkpointer(tmp_path: Path
     assert [e["version"] for e in events if e["type"] == "workflow"] == [2]
     assert "fetch:" not in state["yaml"]
     assert model_b.requests[0].messages[-1]["content"][0]["content"].startswith("Removed")
+
+
+def _without_code(yaml: str = BASE_YAML) -> str:
+    return yaml.replace("      get('/referrals');\n", "      // Add operations here\n")
+
+
+async def test_removing_every_step_across_several_calls_asks() -> None:
+    model = ScriptedModel(
+        [
+            S.tool_calls(
+                ("remove_jobs", {"keys": ["fetch"]}), ("remove_jobs", {"keys": ["check"]})
+            ),
+            S.text("Removed both steps."),
+        ]
+    )
+    paused = await run(model, "start over", yaml=_without_code())
+    assert paused.last["type"] == "confirm.required"
+    assert "all 2 steps" in paused.last["question"]
+    assert paused.of("workflow") == []
+    done = await resume(paused, approved=True)
+    assert done.doc.structure.jobs == {}
+    results = model.requests[-1].messages[-1]["content"]
+    assert [bool(r.get("is_error")) for r in results] == [False, False]
+
+
+async def test_steps_with_code_removed_across_calls_are_named_in_one_question() -> None:
+    yaml = BASE_YAML.replace("    body: // Add operations here\n", "    body: fn(s => s);\n")
+    model = ScriptedModel(
+        [
+            S.tool_calls(
+                ("remove_jobs", {"keys": ["fetch"]}), ("remove_jobs", {"keys": ["check"]})
+            ),
+            S.text("Kept both."),
+        ]
+    )
+    paused = await run(model, "remove both", yaml=yaml)
+    question = paused.last["question"]
+    assert "'Fetch referral', 'Check coverage'" in question
+    assert question.count("remove") == 1
+    done = await resume(paused, approved=False)
+    assert done.state["yaml"] == yaml
+    results = model.requests[-1].messages[-1]["content"]
+    assert all(r["is_error"] and "declined" in r["content"] for r in results)
