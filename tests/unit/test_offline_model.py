@@ -151,6 +151,17 @@ DOCS: dict[str, Callable[[], WorkflowDocument]] = {
     ),
 }
 
+SINGLE_YAML = """\
+name: Lonely
+jobs:
+  fetch-patients:
+    id: 20000000-0000-4000-8000-000000000001
+    name: Fetch patients
+    adaptor: '@openfn/language-dhis2@latest'
+    body: // Add operations here
+"""
+DOCS["single"] = lambda: WorkflowDocument.from_yaml(SINGLE_YAML)
+
 REFERRAL_JOBS = {
     "get-referrals": ("Get referrals", "http"),
     "check-coverage": ("Check coverage", "fhir"),
@@ -205,6 +216,7 @@ class Case:
     edges: dict[tuple[str, str], Any] | None = None
     trigger: tuple[str, str | None, bool] | None = None
     says: tuple[str, ...] = ()
+    never_says: tuple[str, ...] = ()
     unchanged: bool = False
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -1130,6 +1142,257 @@ CASES = [
     ),
     Case("unparsed-vague", "referral", "make it better", calls=(), unchanged=True, says=(CAN_DO,)),
     Case("unparsed-gibberish", "chain", "blorp zip zap", calls=(), unchanged=True, says=(CAN_DO,)),
+    # --- review fixes: nothing unparsed is swallowed into a name (M4) -----------------------
+    Case(
+        "m4-rename-and-then-unparsed-refuses",
+        "referral",
+        "rename send sms to Text patient and then frobnicate the widget",
+        calls=(),
+        unchanged=True,
+        says=('understand "frobnicate the widget"', "changed nothing", CAN_DO),
+    ),
+    Case(
+        "m4-rename-comma-then-unparsed-refuses",
+        "referral",
+        "rename send sms to Text patient, then frobnicate the widget",
+        calls=(),
+        unchanged=True,
+        says=('understand "frobnicate the widget"', CAN_DO),
+    ),
+    Case(
+        "m4-rename-sentence-then-unparsed-refuses",
+        "referral",
+        "rename get referrals to Fetch referrals. Frobnicate the widget",
+        calls=(),
+        unchanged=True,
+        says=('understand "Frobnicate the widget"', CAN_DO),
+    ),
+    Case(
+        "m4-rename-but-qualifier-refuses",
+        "referral",
+        "rename send sms to Text patient but only on weekdays",
+        calls=(),
+        unchanged=True,
+        says=('understand "but only on weekdays"', "quotes", CAN_DO),
+    ),
+    Case(
+        "m4-rename-if-qualifier-refuses",
+        "referral",
+        "rename send sms to Text patient if it has no code",
+        calls=(),
+        unchanged=True,
+        says=('understand "if it has no code"', CAN_DO),
+    ),
+    Case(
+        "m4-rename-workflow-and-unparsed-refuses",
+        "referral",
+        "rename the workflow to Intake and frobnicate the widget",
+        calls=(),
+        unchanged=True,
+        says=('understand "and frobnicate the widget"', CAN_DO),
+    ),
+    Case(
+        "m4-rename-workflow-and-second-command",
+        "chain",
+        "rename the workflow to Intake and delete everything",
+        calls=(("update_workflow", {"name": "Intake"}), ("remove_jobs", {})),
+        jobs={},
+        says=('Renamed the workflow to "Intake"', "empty now"),
+    ),
+    Case(
+        "m4-rename-and-remove-both-run",
+        "referral",
+        "rename send sms to Text patient and remove send email",
+        calls=(
+            ("update_jobs", {"jobs": [{"key": "send-sms", "name": "Text patient"}]}),
+            ("remove_jobs", {"keys": ["send-email"]}),
+        ),
+        jobs={
+            k: v
+            for k, v in {**REFERRAL_JOBS, "send-sms": ("Text patient", "twilio")}.items()
+            if k != "send-email"
+        },
+    ),
+    Case(
+        "m4-rename-then-filler-is-not-a-command",
+        "referral",
+        "rename send sms to Text patient. That's it.",
+        calls=(("update_jobs", {"jobs": [{"key": "send-sms", "name": "Text patient"}]}),),
+        jobs={**REFERRAL_JOBS, "send-sms": ("Text patient", "twilio")},
+    ),
+    Case(
+        "m4-rename-quoted-name-keeps-and",
+        "referral",
+        'rename send sms to "Checks and balances"',
+        calls=(("update_jobs", {"jobs": [{"key": "send-sms", "name": "Checks and balances"}]}),),
+        jobs={**REFERRAL_JOBS, "send-sms": ("Checks and balances", "twilio")},
+    ),
+    Case(
+        "m4-rename-unquoted-name-with-and-asks-for-quotes",
+        "referral",
+        "rename send sms to Checks and balances",
+        calls=(),
+        unchanged=True,
+        says=('understand "and balances"', "quotes"),
+    ),
+    Case(
+        "m4-rename-key-stops-at-clause",
+        "referral",
+        "rename the key of send sms to text-patient and frobnicate the widget",
+        calls=(),
+        unchanged=True,
+        says=('understand "and frobnicate the widget"',),
+    ),
+    # --- review fixes: existing code is not overwritten unless asked ------------------------
+    Case(
+        "code-all-steps-skips-steps-with-code",
+        "referral",
+        "write code for all steps",
+        calls=(
+            ("call_job_code_agent", {"job_key": "check-coverage"}),
+            ("call_job_code_agent", {"job_key": "send-email"}),
+            ("call_job_code_agent", {"job_key": "send-sms"}),
+            ("edit_job_code", {"job_key": "check-coverage"}),
+            ("edit_job_code", {"job_key": "send-email"}),
+            ("edit_job_code", {"job_key": "send-sms"}),
+        ),
+        says=('Skipped "Get referrals"', "already has code", 'Wrote starter code for "Send SMS"'),
+        never_says=("The code agent said", "lines of code for"),
+    ),
+    Case(
+        "code-all-steps-rewrite-replaces-existing",
+        "referral",
+        "rewrite the code for all steps",
+        calls=(
+            *(("call_job_code_agent", {"job_key": key}) for key in REFERRAL_JOBS),
+            *(("edit_job_code", {"job_key": key}) for key in REFERRAL_JOBS),
+        ),
+        never_says=("Skipped",),
+    ),
+    Case(
+        "code-write-for-step-with-code-is-not-overwritten",
+        "referral",
+        "write the code for get referrals to fetch patients",
+        calls=(("call_job_code_agent", {"job_key": "get-referrals"}),),
+        unchanged=True,
+        says=("already has code", "rewrite the code for Get referrals", "not changed"),
+        never_says=("call_job_code_agent", "code_not_written", "failed:"),
+    ),
+    # --- review fixes: replies in plain words, from what the tools saved --------------------
+    Case(
+        "reply-reports-saved-workflow-name",
+        "referral",
+        "rename the workflow to Ünïcödé 🚀",
+        calls=(("update_workflow", {}),),
+        says=('Renamed the workflow to "Unicode"',),
+        never_says=("Ünïcödé",),
+    ),
+    Case(
+        "reply-reports-saved-step-name",
+        "referral",
+        "rename send sms to Ünïcödé",
+        jobs={**REFERRAL_JOBS, "send-sms": ("Unicode", "twilio")},
+        says=('"Unicode"',),
+        never_says=("Ünïcödé",),
+    ),
+    Case(
+        "reply-no-structure-block",
+        "single",
+        "remove fetch patients",
+        calls=(("remove_jobs", {"keys": ["fetch-patients"]}),),
+        jobs={},
+        says=("Removed Fetch patients", "empty now", "postgres"),
+        never_says=("The workflow now", "Workflow: Lonely"),
+    ),
+    Case(
+        "reply-code-not-written-in-plain-words",
+        "referral",
+        "implement get referrals",
+        calls=(("call_job_code_agent", {"job_key": "get-referrals"}),),
+        unchanged=True,
+        says=('"Get referrals" already has code',),
+        never_says=("call_job_code_agent", "code_not_written", "No code was written for '"),
+    ),
+    Case(
+        "reply-two-trigger-changes-two-bullets",
+        "referral",
+        "enable the trigger. run it every day at 9",
+        calls=(
+            ("set_trigger", {"enabled": True}),
+            ("set_trigger", {"cron_expression": "0 9 * * *"}),
+        ),
+        trigger=("cron", "0 9 * * *", True),
+        says=("- Enabled the trigger.", "- The trigger is now a schedule (every day at 09:00)"),
+    ),
+    Case(
+        "remove-vague-reference-asks-which",
+        "referral",
+        "remove the step",
+        calls=(),
+        unchanged=True,
+        says=('Which step do you mean by "the step"', "(send-sms)", "(get-referrals)"),
+        never_says=('no step called "the"',),
+    ),
+    Case(
+        "remove-vague-reference-follow-up",
+        "referral",
+        "Send SMS",
+        options={
+            "history": [
+                {"role": "user", "content": "remove the step"},
+                {
+                    "role": "assistant",
+                    "content": 'Which step do you mean by "the step": "Get referrals" '
+                    '(get-referrals), "Check coverage" (check-coverage), "Send email" '
+                    '(send-email) or "Send SMS" (send-sms)? Nothing was changed.',
+                },
+            ]
+        },
+        calls=(("remove_jobs", {"keys": ["send-sms"]}),),
+    ),
+    Case(
+        "condition-pronoun-with-nothing-to-mean-asks",
+        "referral",
+        "connect check coverage to send email when it is Tuesday",
+        calls=(),
+        unchanged=True,
+        says=('what "it is Tuesday" should check', "state.data.<field>"),
+        never_says=("state.data.result",),
+    ),
+    Case(
+        "condition-pronoun-run-when-asks",
+        "referral",
+        "run send email only when it is Tuesday",
+        calls=(),
+        unchanged=True,
+        says=('what "it is Tuesday" should check',),
+    ),
+    # --- review fixes: a bare SOP that opens with an arrival builds on an empty workflow ---
+    Case(
+        "build-bare-arrival-sop",
+        "empty",
+        "when a lab result arrives, parse it, if it fails alert the lab team via sms, "
+        "otherwise store it in postgres",
+        calls=(("create_workflow", {"name": "Referral intake", "trigger": {"type": "webhook"}}),),
+        jobs={
+            "parse-lab-result": ("Parse lab result", "common"),
+            "alert-lab-team": ("Alert lab team", "twilio"),
+            "store-lab-result": ("Store lab result", "postgresql"),
+        },
+        edges={
+            ("webhook", "parse-lab-result"): "always",
+            ("parse-lab-result", "alert-lab-team"): "on_job_failure",
+            ("parse-lab-result", "store-lab-result"): "on_job_success",
+        },
+    ),
+    Case(
+        "build-bare-arrival-sop-on-existing-workflow-explains",
+        "referral",
+        "when a lab result arrives, parse it, then store it in postgres",
+        calls=(),
+        unchanged=True,
+        says=("already has 4 steps", "start over"),
+    ),
     Case(
         "undo-explains-versions",
         "referral",
@@ -1212,6 +1475,8 @@ def test_phrasing(case: Case) -> None:
         assert _trigger(outcome.doc) == case.trigger
     for fragment in case.says:
         assert fragment.lower() in outcome.final_text.lower(), outcome.final_text
+    for fragment in case.never_says:
+        assert fragment.lower() not in outcome.final_text.lower(), outcome.final_text
     assert outcome.final_text.strip()
     for name, args in outcome.tool_calls:
         if name == "edit_job_code":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from agents.models.offline.adaptor_words import find_adaptor
-from agents.models.offline.conditions import Condition, parse_condition
+from agents.models.offline.conditions import Condition, parse_condition, require_clear
 from agents.models.offline.grammar import PRONOUN_OBJECTS, split_actions, step_name, unquote
 from agents.models.offline.layout import Branch, Sop, Step, create_call
 from agents.models.offline.plan import Outcome, Plan, Reply
@@ -98,15 +98,24 @@ def is_build_request(text: str) -> bool:
     return bool(_CREATE.match(text) or _SOP_HEADER.match(text))
 
 
+def is_filler(text: str) -> bool:
+    """ "That's it", "done", "etc": says nothing to do."""
+    return bool(_FILLER.match(text.strip(" .!")))
+
+
+def starts_with_arrival(text: str) -> bool:
+    """'when a lab result arrives, ...': a description of a whole workflow, never an edit."""
+    return bool(_ARRIVAL.match(text))
+
+
 def looks_like_sop(text: str) -> bool:
     lines = [line for line in text.split("\n") if line.strip()]
     if sum(1 for line in lines if _MARKER.match(line)) >= 2:
         return True
     if _SOP_HEADER.match(text):
         return True
-    return bool(re.match(r"^(?:first|firstly|first of all)\b", text, re.I)) and (
-        len(pieces_of(text)) >= 2
-    )
+    opening = re.match(r"^(?:first|firstly|first of all)\b", text, re.I) or _ARRIVAL.match(text)
+    return bool(opening) and len(pieces_of(text)) >= 2
 
 
 def parse_build(text: str, view: View) -> Outcome | None:
@@ -231,7 +240,7 @@ def _object_of(name: str) -> str:
 
 def _split_condition(text: str, hint: str | None) -> tuple[Condition | None, str]:
     """'it fails alert the team' -> (on failure, 'alert the team'); 'the plan is X' -> (js, '')."""
-    whole = parse_condition(text, hint)
+    whole = require_clear(parse_condition(text, hint))
     if whole is not None:
         return whole, ""
     words = text.split()

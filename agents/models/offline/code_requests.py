@@ -48,8 +48,26 @@ _MISSING = re.compile(
 )
 
 
+REWRITE = re.compile(
+    r"\b(?:rewrite|re-write|replace|overwrite|redo|regenerate|from\s+scratch|start\s+over)\b", re.I
+)
+
+
 def is_code_request(text: str) -> bool:
     return any(rule.match(text) for rule in _RULES)
+
+
+def keeps_existing_code(text: str) -> bool:
+    """A request for every step's code that does not say to replace existing code: steps
+    that already have code are skipped."""
+    if REWRITE.search(text):
+        return False
+    for rule in _RULES:
+        match = rule.match(text)
+        refs = match.groupdict().get("refs") if match else None
+        if refs and _ALL.match(refs.strip()):
+            return True
+    return False
 
 
 def code_request(text: str, view: View, resolver: Resolver) -> Outcome | None:
@@ -81,6 +99,13 @@ def code_request(text: str, view: View, resolver: Resolver) -> Outcome | None:
             )
         if not keys:
             return None
+        if keeps_existing_code(text):
+            keys = [k for k in keys if not view.by_key[k].get("has_code")]
+            if not keys:
+                return Reply(
+                    'Every step already has code, so I wrote none. Say "rewrite the code for '
+                    'all steps" to replace it with starter code. Nothing was changed.'
+                )
         calls = [call("call_job_code_agent", job_key=key, message=text) for key in keys]
         names = oxford([f'"{view.name_of(k)}"' for k in keys])
         return Plan(calls, f"Asking the code agent to write the code for {names}.")

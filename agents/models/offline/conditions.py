@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.models.offline.grammar import camel, js_string, unquote, words
+from agents.models.offline.plan import Reply
+from agents.models.offline.references import NeedsAnswer
 from tools.job_code import check_job_code
 
 _LEAD = re.compile(
@@ -39,6 +41,9 @@ _SUCCESS = re.compile(
 _PRONOUNS = frozenset(
     {"it", "this", "that", "they", "the result", "the response", "the answer", "the check", "one"}
 )
+# "it"/"this" with no earlier step to stand for: the condition names no field.
+_BARE_PRONOUNS = frozenset({"it", "this", "that", "they", "one"})
+UNCLEAR = "unclear"
 _JS_HINT = re.compile(r"state\.|\$\.|===|!==|==|!=|>=|<=|&&|\|\||[<>]|^!|\)$")
 _COMPARISON = re.compile(
     r"^(?P<subject>.+?)\s+(?P<op>is\s+not|isn't|does\s+not\s+equal|doesn't\s+equal"
@@ -104,6 +109,8 @@ class Condition:
         return self
 
     def words(self) -> str:
+        if self.type == UNCLEAR:
+            return f"when {self.label}"
         if self.type == "js_expression":
             return f"when {self.label or self.expression}"
         return {"always": "always", "on_job_success": "on success"}.get(self.type, "on failure")
@@ -112,6 +119,25 @@ class Condition:
 SUCCESS = Condition("on_job_success")
 FAILURE = Condition("on_job_failure")
 ALWAYS = Condition("always")
+
+
+class _Unclear(Exception):
+    """A stated condition whose subject is a pronoun with nothing to stand for."""
+
+
+def require_clear(condition: Condition | None) -> Condition | None:
+    """``condition``, or a question when it is one that cannot be written down (e.g. "when
+    it is Tuesday" with no step before it for "it" to mean): asked, never guessed."""
+    if condition is None or condition.type != UNCLEAR:
+        return condition
+    raise NeedsAnswer(
+        Reply(
+            f'I can\'t tell what "{condition.label}" should check, so I changed nothing. Name '
+            'the field it is about (e.g. "when the <field> is <value>") or write the condition '
+            "as JavaScript (e.g. \"when state.data.<field> === 'value'\").",
+            asks=True,
+        )
+    )
 
 
 def negate(expression: str) -> str:
@@ -167,7 +193,10 @@ def _comparison(body: str, subject_hint: str | None) -> Condition | None:
     atoms: list[tuple[str, str]] = []
     hint = subject_hint
     for part in parts:
-        atom = _atom(part, hint)
+        try:
+            atom = _atom(part, hint)
+        except _Unclear:
+            return Condition(UNCLEAR, label=body)
         if atom is None:
             return None
         atoms.append(atom)
@@ -186,6 +215,8 @@ def _atom(text: str, hint: str | None) -> tuple[str, str] | None:
     op = " ".join(match.group("op").lower().split())
     raw_value = match.group("value")
     if subject.lower() in _PRONOUNS:
+        if hint is None and subject.lower() in _BARE_PRONOUNS and (raw_value or "").strip():
+            raise _Unclear
         subject = hint or "result"
     if len(subject.split()) > 4 or not re.search(r"[A-Za-z]", subject):
         return None

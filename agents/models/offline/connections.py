@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from agents.models.offline.conditions import Condition, parse_condition
+from agents.models.offline.conditions import Condition, parse_condition, require_clear
 from agents.models.offline.edits import resolve_pair, split_condition
 from agents.models.offline.grammar import split_at
 from agents.models.offline.plan import Outcome, Plan, Reply
@@ -175,6 +175,8 @@ def connect(text: str, view: View, resolver: Resolver) -> Outcome | None:
         b_result = resolver.resolve(match.group("b"))
         condition = parse_condition(match.group("cond"))
         if not isinstance(b_result, Found) or condition is None:
+            continue
+        if require_clear(condition) is None:
             continue
         return _set_condition_into(view, resolver, b_result.key, condition)
     match = _EDGE_CONDITION.match(text)

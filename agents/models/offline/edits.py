@@ -13,10 +13,10 @@ import re
 from collections.abc import Callable
 
 from agents.models.offline.adaptor_words import resolve_adaptor_word
-from agents.models.offline.conditions import Condition, parse_condition
-from agents.models.offline.grammar import oxford, split_at, unquote
+from agents.models.offline.conditions import Condition, parse_condition, require_clear
+from agents.models.offline.grammar import name_and_rest, oxford, split_at, unquote
 from agents.models.offline.plan import Outcome, Plan, Reply, call
-from agents.models.offline.references import Found, NeedsAnswer, Resolver, explain
+from agents.models.offline.references import Found, NeedsAnswer, Resolver, explain, is_vague
 from agents.models.offline.view import View
 from agents.models.offline.wiring import Graph
 from tools.catalogue import load_catalogue
@@ -36,7 +36,7 @@ def split_condition(text: str, hint: str | None = None) -> tuple[str, Condition 
     for match in _COND_START.finditer(text):
         condition = parse_condition(text[match.end() :], hint)
         if condition is not None and match.start() > 0:
-            return text[: match.start()].strip(), condition
+            return text[: match.start()].strip(), require_clear(condition)
     return text, None
 
 
@@ -68,10 +68,6 @@ def resolve_many(body: str, resolver: Resolver) -> list[str]:
     return list(dict.fromkeys(resolver.require(p) for p in parts))
 
 
-def _quoted_name(text: str) -> str:
-    return unquote(text)
-
-
 # --------------------------------------------------------------------------- rename
 
 _RENAME_WORKFLOW = re.compile(
@@ -89,17 +85,23 @@ _CALL_INSTEAD = re.compile(r"^(?:call|name)\s+(?P<body>.+?)\s+instead$", re.I)
 
 
 def rename(text: str, view: View, resolver: Resolver) -> Outcome | None:
+    """A new name stops at a clause word unless quoted: what follows is left in
+    ``Plan.rest`` for the planner (it must be a command of its own, or nothing changes)."""
     match = _RENAME_WORKFLOW.match(text)
     if match:
-        name = _quoted_name(match.group("name") or match.group("name2") or match.group("name3"))
-        return Plan([call("update_workflow", name=name)], f'Renaming the workflow to "{name}".')
+        raw = match.group("name") or match.group("name2") or match.group("name3")
+        name, rest = name_and_rest(raw)
+        return Plan([call("update_workflow", name=name)], "Renaming the workflow.", rest)
     key_match = _RENAME_KEY.match(text)
     if key_match:
         for left, right in split_at(key_match.group("body"), "to"):
             key = resolver.try_key(left)
             if key:
-                new_key = derive_key(unquote(right)) or unquote(right)
-                return Plan([call("update_jobs", jobs=[{"key": key, "new_key": new_key}])])
+                wanted, rest = name_and_rest(right)
+                new_key = derive_key(wanted) or wanted
+                return Plan(
+                    [call("update_jobs", jobs=[{"key": key, "new_key": new_key}])], "", rest
+                )
         return None
     match = _RENAME.match(text) or _CALL_INSTEAD.match(text)
     if not match:
@@ -110,10 +112,11 @@ def rename(text: str, view: View, resolver: Resolver) -> Outcome | None:
     for left, right in split_at(body, separator):
         result = resolver.resolve(left)
         if isinstance(result, Found):
-            name = _quoted_name(right)
+            name, rest = name_and_rest(right)
             return Plan(
                 [call("update_jobs", jobs=[{"key": result.key, "name": name}])],
-                f'Renaming "{view.name_of(result.key)}" to "{name}".',
+                f'Renaming "{view.name_of(result.key)}".',
+                rest,
             )
         problem = problem or result
     if problem is not None:
@@ -192,12 +195,9 @@ def remove(text: str, view: View, resolver: Resolver) -> Outcome | None:
     match = _REMOVE.match(text)
     if not match:
         return None
-    body = re.sub(
-        r"\s+(?:steps?|jobs?)$|\s+from\s+(?:the|this)\s+workflow$",
-        "",
-        match.group("body"),
-        flags=re.I,
-    )
+    body = re.sub(r"\s+from\s+(?:the|this)\s+workflow$", "", match.group("body"), flags=re.I)
+    named = re.sub(r"\s+(?:steps?|jobs?)$", "", body, flags=re.I)
+    body = body if is_vague(named) else named
     if _NOT_A_STEP.match(body):
         return Reply(
             'I can\'t remove a trigger, only replace it ("use a webhook", "run it every day at '

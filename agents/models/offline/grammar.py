@@ -77,6 +77,27 @@ def unquote(text: str) -> str:
     return text
 
 
+_QUOTED_HEAD = re.compile(r"^(?:\"(?P<double>[^\"]+)\"|'(?P<single>[^']+)')(?![A-Za-z])", re.S)
+_CLAUSE_WORDS = r"and|then|but|if|when|unless|so"
+_CLAUSE = re.compile(rf"\s*(?:[,;]|\.(?=\s|$))\s*|\s+(?=(?:{_CLAUSE_WORDS})\b)", re.I)
+
+
+def name_and_rest(text: str) -> tuple[str, str]:
+    """A new name and what follows it: 'Text patient and then X' -> ('Text patient',
+    'and then X'). An unquoted name stops at a clause word (and, then, but, if, when,
+    unless, so) or at ',', ';' or '.'; a quoted one at its closing quote. ``rest`` is a
+    suffix of ``text`` ('' when the name is all of it)."""
+    text = text.strip()
+    quoted = _QUOTED_HEAD.match(text)
+    if quoted:
+        name = quoted.group("double") or quoted.group("single") or ""
+        return name.strip(), text[quoted.end() :].strip()
+    clause = _CLAUSE.search(text)
+    if clause and clause.start() > 0:
+        return unquote(text[: clause.start()]), text[clause.start() :].strip()
+    return unquote(text), ""
+
+
 def norm(text: str) -> str:
     """Lower-case words only: 'Check-coverage' -> 'check coverage'."""
     ascii_text = sanitise_name(text.replace("'s ", " ").replace("_", " ").replace("-", " "))

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import Any
 
 from agents.models.base import ModelRequest, ModelResponse, TextSink, Usage
-from agents.models.offline.code_requests import code_request
+from agents.models.offline.code_requests import REWRITE, code_request
 from agents.models.offline.codegen import minimal_code, starter_code
 from agents.models.offline.grammar import clean, strip_polite
 from agents.models.offline.plan import Plan, Reply
@@ -108,7 +107,7 @@ class OfflineModel:
         rounds = _tool_rounds(request.messages)
         if not rounds:
             body = str(job.get("body") or "")
-            if has_code(body) and not _REWRITE.search(ctx.user_text):
+            if has_code(body) and not REWRITE.search(ctx.user_text):
                 return _text_response(request, _review(name, body))
             code = starter_code(job, ctx.adaptor_functions, ctx.user_text)
             intro = f'Writing starter code for "{name}" ({_operations(code)}).'
@@ -135,12 +134,6 @@ class OfflineModel:
 
 
 # --- helpers ------------------------------------------------------------------
-
-_REWRITE = re.compile(
-    r"\b(?:write|rewrite|generate|regenerate|replace|redo|overwrite|from\s+scratch|start\s+over"
-    r"|starter\s+code)\b",
-    re.I,
-)
 
 
 def _operations(code: str) -> str:

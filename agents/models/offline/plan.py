@@ -14,10 +14,13 @@ class Call:
 
 @dataclass
 class Plan:
-    """Tool calls, run in order. ``intro`` is said before them."""
+    """Tool calls, run in order. ``intro`` is said before them. ``rest`` is the end of
+    the user's text the parser did not use (e.g. "and then ..." after a new name): the
+    planner must understand it too, or change nothing."""
 
     calls: list[Call]
     intro: str = ""
+    rest: str = ""
 
     def __add__(self, other: Plan) -> Plan:
         intro = " ".join(part for part in (self.intro, other.intro) if part)

@@ -49,6 +49,7 @@ _START_OVER = re.compile(
     re.I | re.S,
 )
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z])|;\s*|\n+|,?\s+and\s+then\s+|,\s+then\s+", re.I)
+_QUALIFIER = re.compile(r"^(?:but|if|when|unless|so|only)\b", re.I)
 _UNDO = re.compile(r"^(?:undo|revert|roll\s*back|go\s+back)\b.*$", re.I)
 _GREETING = re.compile(r"^(?:hi|hello|hey|help|what can you do|\?)?$", re.I)
 _FIX = re.compile(
@@ -121,7 +122,10 @@ def _compile(text: str, scratch: Scratch, current: str | None) -> Outcome | None
         if isinstance(following, Reply):
             return following
         return first + following
-    if build.is_build_request(stripped) or (not view.jobs and build.looks_like_sop(stripped)):
+    sop = build.looks_like_sop(stripped)
+    if build.is_build_request(stripped) or (
+        sop and (not view.jobs or build.starts_with_arrival(stripped))
+    ):
         outcome = build.parse_build(stripped, view)
         if outcome is not None:
             return _try(outcome, scratch)
@@ -130,21 +134,21 @@ def _compile(text: str, scratch: Scratch, current: str | None) -> Outcome | None
     if answer is not None:
         return _try(answer, scratch)
     parts = _SPLIT.split(stripped)
-    commands = [c for c in (strip_polite(build.strip_marker(p)) for p in parts) if c]
+    pieces = (strip_polite(build.strip_marker(p)) for p in parts)
+    commands = [c for c in pieces if c and not build.is_filler(c)]
     if len(commands) > 1:
+        # No falling back to one reading of the whole text: it would swallow the part
+        # that did not parse (e.g. into a new name).
         combined: Plan = Plan([])
         for command in commands:
             outcome_one = _command(command, scratch, current)
             if outcome_one is None:
-                combined = Plan([])
-                break
+                return not_understood(command)
             if isinstance(outcome_one, Reply):
                 return outcome_one
             combined = combined + outcome_one
-        if combined.calls:
-            return combined
-        scratch = Scratch(view.raw)
-    return _command(" ".join(stripped.split()), scratch, current)
+        return combined
+    return _command(" ".join(commands[0].split()), scratch, current) if commands else None
 
 
 def _command(text: str, scratch: Scratch, current: str | None) -> Outcome | None:
@@ -153,8 +157,36 @@ def _command(text: str, scratch: Scratch, current: str | None) -> Outcome | None
     for parser in _COMMANDS:
         outcome = parser(text, view, resolver)
         if outcome is not None:
-            return _try(outcome, scratch)
+            rest = outcome.rest if isinstance(outcome, Plan) else ""
+            outcome = _try(outcome, scratch)
+            return _and_rest(outcome, rest, scratch, current) if rest else outcome
     return None
+
+
+def _and_rest(first: Outcome, rest: str, scratch: Scratch, current: str | None) -> Outcome:
+    """The text a command left over ("rename A to B and then ...") must be a command of its
+    own; a qualifier ("but only ...", "if ...") or anything not understood changes nothing."""
+    clause = rest.lstrip(" ,;.")
+    if not isinstance(first, Plan) or build.is_filler(strip_polite(clause)):
+        return first
+    following = None
+    if not _QUALIFIER.match(clause):
+        following = _compile(strip_polite(clause), scratch, current)
+    if following is None:
+        raise NeedsAnswer(not_understood(clause, name_hint=True))
+    if isinstance(following, Reply):
+        return following
+    return first + following
+
+
+def not_understood(part: str, *, name_hint: bool = False) -> Reply:
+    quote = (
+        " If it is part of a new name, put the whole name in quotes, e.g. "
+        "'rename A to \"Checks and balances\"'."
+        if name_hint
+        else ""
+    )
+    return Reply(f'I didn\'t understand "{part}", so I changed nothing.{quote}\n\n' + CAPABILITIES)
 
 
 def _try(outcome: Outcome, scratch: Scratch) -> Outcome:

@@ -43,7 +43,17 @@ _CURRENT = re.compile(r"^(?:it|this|this step|this one|the current step|current 
 _TRIGGER_WORDS = re.compile(
     r"^(?:the\s+)?(?:trigger|webhook|cron|schedule|timer)(?:\s+trigger)?$", re.I
 )
+# A reference that names no step at all: "the step", "that one", "it" (off a step's page).
+_VAGUE = re.compile(
+    r"^(?:(?:the|a|an|that|this|which|one|some|any|it|them)\s*)?(?:steps?|jobs?|nodes?|one)?$",
+    re.I,
+)
 _FILLER = frozenset({"the", "a", "an", "step", "job", "that", "which", "who", "one"})
+
+
+def is_vague(phrase: str) -> bool:
+    """True for a reference that names no step: "the step", "that one", "it"."""
+    return bool(_VAGUE.match(phrase.strip()))
 
 
 @dataclass(frozen=True)
@@ -124,6 +134,9 @@ class Resolver:
         ordinal = self._ordinal(re.sub(r"^the\s+", "", raw, flags=re.I))
         if ordinal is not None:
             return ordinal
+        if is_vague(raw) and view.jobs:
+            keys = tuple(view.by_key)
+            return Found(keys[0]) if len(keys) == 1 else Ambiguous(raw, keys)
         wanted = norm(text)
         if not wanted:
             return Missing(raw, ())

@@ -6,11 +6,31 @@ blocks, the matching tool_result blocks) and the updated structure.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from agents.models.offline.code_requests import keeps_existing_code
+from agents.models.offline.grammar import oxford
 from agents.models.offline.questions import chart
 from agents.models.offline.schedule import describe_trigger
 from agents.models.offline.view import EdgeView, View, condition_words
+from tools.names import sanitise_name
+
+_STRUCTURE = "\n\nThe workflow now:"
+_ACTIONS = {
+    "create_workflow": "create the workflow",
+    "update_workflow": "rename the workflow",
+    "add_jobs": "add the step",
+    "update_jobs": "change the step",
+    "remove_jobs": "remove the step",
+    "add_edges": "connect the steps",
+    "remove_edges": "disconnect the steps",
+    "update_edges": "change the edge",
+    "set_trigger": "change the trigger",
+    "inspect_job_code": "show the code",
+    "search_documentation": "search the documentation",
+}
+_SAVED_TRIGGER = re.compile(r"trigger \S+: (?:webhook|cron '(?P<cron>[^']*)'), (?P<state>\w+)")
 
 
 def _q(view: View, key: str) -> str:
@@ -36,10 +56,11 @@ def describe_call(name: str, args: dict[str, Any], result: str, view: View) -> l
             text += '\nRename it with "rename the workflow to ...".'
         return [text]
     if name == "update_workflow":
-        return [f'Renamed the workflow to "{args.get("name")}".']
+        saved = re.search(r"Renamed the workflow to '([^']*)'", result)
+        return [f'Renamed the workflow to "{saved.group(1) if saved else view.name}".']
     if name == "add_jobs":
         return [
-            f'Added the step "{job["name"]}" ({str(job["adaptor"]).split("@")[0]}).'
+            f'Added the step "{sanitise_name(job["name"])}" ({str(job["adaptor"]).split("@")[0]}).'
             for job in args.get("jobs", [])
         ]
     if name == "update_jobs":
@@ -47,7 +68,9 @@ def describe_call(name: str, args: dict[str, Any], result: str, view: View) -> l
         for job in args.get("jobs", []):
             key = job.get("new_key") or job["key"]
             if job.get("name"):
-                lines.append(f'Renamed step {job["key"]} to "{job["name"]}".')
+                saved = re.search(rf"\b{re.escape(job['key'])}: name -> '([^']*)'", result)
+                new_name = saved.group(1) if saved else sanitise_name(job["name"])
+                lines.append(f'Renamed step {job["key"]} to "{new_name}".')
             if job.get("adaptor"):
                 lines.append(f"{_q(view, key)} now uses {str(job['adaptor']).split('@')[0]}.")
             if job.get("new_key"):
@@ -59,8 +82,10 @@ def describe_call(name: str, args: dict[str, Any], result: str, view: View) -> l
         if "held code" in result:
             text += " You can get the code back by reverting to an earlier version."
         if not view.jobs:
-            text += ' The workflow is empty now: tell me what it should do, e.g. "create a '
-            'workflow that fetches patients from dhis2 and upserts them to postgres".'
+            text += (
+                ' The workflow is empty now: tell me what it should do, e.g. "create a '
+                'workflow that fetches patients from dhis2 and upserts them to postgres".'
+            )
         return [text]
     if name == "add_edges":
         return [
@@ -75,21 +100,39 @@ def describe_call(name: str, args: dict[str, Any], result: str, view: View) -> l
     if name == "update_edges":
         return [_edge_update(e, view) for e in args.get("edges", [])]
     if name == "set_trigger":
-        trigger = view.trigger() or (view.triggers[0] if view.triggers else None)
-        if trigger is None:
-            return [result]
-        text = f"The trigger is now {describe_trigger(trigger)}."
-        if not trigger.get("enabled") and "enabled" not in args:
-            text += ' Say "enable the trigger" to turn it on.'
-        return [text]
+        return [_trigger_words(args, result, view)]
     if name == "call_job_code_agent":
-        return [f"Code for {_q(view, args.get('job_key', ''))}: {result}"]
+        label = _q(view, args.get("job_key", ""))
+        operations = ", ".join(dict.fromkeys(re.findall(r"\b[\w$.]+\(\.\.\.\)", result)))
+        count = re.search(r"Wrote (\d+) lines?", result)
+        if count and operations:
+            return [f"Wrote starter code for {label} ({count.group(1)} lines: {operations})."]
+        return [f"Wrote the code for {label}."]
     if name == "inspect_job_code":
         return [f"```\n{result}\n```"]
     if name == "search_documentation":
         entries = result.split("\n\n")[:3]
         return ["From the documentation:\n" + "\n\n".join(entries)]
-    return [result]
+    return [f"Done: {_ACTIONS.get(name, name)}."]
+
+
+def _trigger_words(args: dict[str, Any], result: str, view: View) -> str:
+    """One set_trigger call, from what it asked and what the tool saved (not from the final
+    structure: a turn may set the trigger twice)."""
+    if set(args) == {"type", "key", "enabled"}:
+        return f"{'Enabled' if args['enabled'] else 'Disabled'} the trigger."
+    saved = _SAVED_TRIGGER.search(result)
+    current = view.trigger() or {}
+    trigger = {
+        "type": args.get("type") or current.get("type"),
+        "cron_expression": args.get("cron_expression")
+        or (saved.group("cron") if saved else current.get("cron_expression")),
+        "enabled": saved.group("state") == "enabled" if saved else current.get("enabled"),
+    }
+    text = f"The trigger is now {describe_trigger(trigger)}."
+    if not trigger["enabled"] and "enabled" not in args:
+        text += ' Say "enable the trigger" to turn it on.'
+    return text
 
 
 def _edge_update(item: dict[str, Any], view: View) -> str:
@@ -121,29 +164,60 @@ def final_text(rounds: list[list[tuple[str, dict[str, Any], str, bool]]], view: 
     notes: list[str] = []
     for calls in rounds:
         for name, args, result, is_error in calls:
+            result = result.split(_STRUCTURE, 1)[0].strip()
             if is_error:
-                errors.append(_error_text(name, result))
+                errors.append(_error_text(name, args, result, view))
                 continue
             done += describe_call(name, args, result, view)
             for line in result.split("\n"):
                 if line.startswith("Note: ") and line not in notes:
                     notes.append(line)
+    notes += _code_notes(rounds, view)
+    done = list(dict.fromkeys(done))
     if errors:
-        text = "I couldn't do all of that. " + " ".join(dict.fromkeys(errors))
+        text = " ".join(dict.fromkeys(errors))
         if done:
+            text = "I couldn't do all of that. " + text
             text += "\nWhat did change:\n" + "\n".join(f"- {line}" for line in done)
-        else:
+        elif not re.search(r"(?:was|were) not changed|nothing was changed", text, re.I):
             text += " Nothing was changed."
         return text
     if not done:
-        return "Nothing needed to change."
+        return "Nothing needed to change." + ("\n" + "\n".join(notes) if notes else "")
     body = done[0] if len(done) == 1 else "\n".join(f"- {line}" for line in done)
     return body + ("\n" + "\n".join(notes) if notes else "")
 
 
-def _error_text(name: str, result: str) -> str:
+def _code_notes(rounds: list[list[tuple[str, dict[str, Any], str, bool]]], view: View) -> list[str]:
+    """Steps a "write code for all steps" left alone because they already had code."""
+    asked = [
+        args
+        for calls in rounds
+        for name, args, _, _ in calls
+        if name == "call_job_code_agent" and keeps_existing_code(str(args.get("message", "")))
+    ]
+    if not asked:
+        return []
+    called = {args.get("job_key") for args in asked}
+    skipped = [j for j in view.jobs if j["key"] not in called and j.get("has_code")]
+    if not skipped:
+        return []
+    names = oxford([f'"{j["name"]}"' for j in skipped])
+    have = "it already has" if len(skipped) == 1 else "they already have"
+    return [
+        f'Skipped {names}: {have} code, which I left as it was. Say "rewrite the code for '
+        'all steps" to replace it with starter code.'
+    ]
+
+
+def _error_text(name: str, args: dict[str, Any], result: str, view: View) -> str:
     if "(read_only)" in result:
         return "This session is read-only, so I can't change the workflow."
     if "(declined)" in result or "declined" in result.lower():
         return "You declined the change, so I left the workflow as it was."
-    return f"{name} failed: {result.removeprefix('Error ')}"
+    message = re.sub(r"^Error \([\w_]+\):\s*", "", result)
+    if name == "call_job_code_agent":
+        label = _q(view, str(args.get("job_key", "")))
+        reason = re.sub(r"^No code was written for '[^']*':\s*", "", message)
+        return reason if label in reason else f"No code was written for {label}: {reason}"
+    return f"I couldn't {_ACTIONS.get(name, 'do that')}: {message}"
