@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from tools.emitter import FragmentEmitter
@@ -31,6 +31,21 @@ from tools.structure import (
     entry_fields,
     make_entry,
 )
+from tools.yaml_comments import (
+    FIELD_INDENT,
+    has_comments,
+    header_comments,
+    is_block,
+    open_ended,
+    put_before,
+    put_lines,
+    read_post,
+    reopen_header,
+    settle_open_ended,
+    tail_slot,
+    take_lines,
+    write_post,
+)
 from tools.yaml_io import DEFAULT_MAX_BYTES, dump_yaml, load_yaml
 
 _TOP_ORDER = ("name", *SECTIONS)
@@ -41,6 +56,7 @@ class WorkflowDocument:
         self._root = root
         self._max_bytes = max_bytes
         self._structure = _read_structure(root)
+        settle_open_ended(root, None)
         self._emitter = FragmentEmitter()
         self._text: str | None = None
 
@@ -83,23 +99,60 @@ class WorkflowDocument:
     def apply(self, ops: Sequence[Op], structure: Structure) -> None:
         """Write validated ops to the YAML tree; ``structure`` is their result.
 
-        If writing fails part-way (a bug, never a user error), the tree is
-        restored from the last emitted text so the document is never half
-        written.
+        The new YAML is emitted here (it is cached, and streamed next anyway)
+        and checked: it must fit ``max_bytes`` and must not hold a shape that
+        would not load again. If it does not, or if writing fails part-way (a
+        bug, never a user error), the tree is restored from the last emitted
+        text, so the document is never half written, and the error is raised.
         """
         before = self.to_yaml()
         try:
             for op in ops:
                 self._write(op)
+            self._check_reloadable()
+            text = self._emitter.emit(self._root)
+            self._check_size(text)
         except Exception:
             restored = load_yaml(before, max_bytes=max(self._max_bytes, len(before) * 4))
-            self._root = restored
-            self._structure = _read_structure(restored)
+            self._root = restored  # self._structure still describes it
             self._emitter.clear()
             self._text = before
             raise
         self._structure = structure
-        self._text = None
+        self._text = text
+
+    def _check_size(self, text: str) -> None:
+        # A character is at most four UTF-8 bytes: short texts need no encoding.
+        if len(text) * 4 <= self._max_bytes:
+            return
+        size = len(text.encode("utf-8"))
+        if size > self._max_bytes:
+            raise DocumentError(
+                f"The change would make the document {size} bytes; the limit is "
+                f"{self._max_bytes} bytes.",
+                code="document_too_large",
+            )
+
+    def _check_reloadable(self) -> None:
+        """Cheap guard for the one known shape ruamel emits as invalid YAML.
+
+        An empty block mapping whose key carries comments is written as
+        ``key:\\n  # comment\\n{}``, which does not parse. ``_write`` turns an
+        emptied section to flow style, so this only fires on a bug.
+        """
+        for section in SECTIONS:
+            value = self._root.get(section)
+            if (
+                isinstance(value, CommentedMap)
+                and not value
+                and not value.fa.flow_style()
+                and has_comments(self._root, section)
+            ):
+                raise DocumentError(
+                    f"The change would leave the empty {section} section in a form that "
+                    "cannot be loaded again.",
+                    code="unloadable_result",
+                )
 
     # --- writing one op to the tree ---
 
@@ -108,24 +161,9 @@ class WorkflowDocument:
             _set_in_order(self._root, "name", op.name, _TOP_ORDER)
             self._emitter.invalidate_top("name")
         elif isinstance(op, AddEntry):
-            section = self._section_map(op.section)
-            entry = CommentedMap()
-            for field in entry_fields(op.section):
-                value = op.values.get(field)
-                if value is not None:
-                    entry[field] = _yaml_value(field, value)
-            section[op.key] = entry
-            self._emitter.invalidate_entry(op.section, op.key)
+            self._add_entry(op)
         elif isinstance(op, UpdateEntry):
-            entry = self._root[op.section][op.key]
-            for field, value in op.values.items():
-                if value is None:
-                    if field in entry:
-                        del entry[field]
-                        entry.ca.items.pop(field, None)
-                else:
-                    _set_in_order(entry, field, _yaml_value(field, value), entry_fields(op.section))
-            self._emitter.invalidate_entry(op.section, op.key)
+            self._update_entry(op)
         elif isinstance(op, RekeyEntry):
             section = self._root[op.section]
             position = list(section).index(op.old)
@@ -138,24 +176,183 @@ class WorkflowDocument:
             self._emitter.invalidate_entry(op.section, op.old)
             self._emitter.invalidate_entry(op.section, op.new)
         elif isinstance(op, RemoveEntry):
-            section = self._root[op.section]
-            del section[op.key]
-            section.ca.items.pop(op.key, None)
-            self._emitter.invalidate_entry(op.section, op.key)
+            self._remove_entry(op)
 
-    def _section_map(self, section: Section) -> CommentedMap:
-        current = self._root.get(section)
-        if isinstance(current, CommentedMap):
-            return current
-        fresh = CommentedMap()
-        _set_in_order(self._root, section, fresh, _TOP_ORDER)
-        self._emitter.invalidate_top(section)
-        return fresh
+    # ruamel keeps the comment lines between two entries as the trailing comment of
+    # the last value before them. An edit that moves that value (appending after it,
+    # removing its entry, changing the entry's last field) moves those lines too, so
+    # comments meant for the next entry, the next section or the end of the
+    # document stay where they were written.
+
+    def _add_entry(self, op: AddEntry) -> None:
+        entry = CommentedMap()
+        for field in entry_fields(op.section):
+            value = op.values.get(field)
+            if value is not None:
+                entry[field] = _yaml_value(field, value)
+        current = self._root.get(op.section)
+        lines = ""
+        if isinstance(current, CommentedMap) and current:
+            section = current
+            if not section.fa.flow_style():
+                last = next(reversed(section))
+                lines = take_lines(*tail_slot(section, last))
+                if lines:
+                    self._emitter.invalidate_entry(op.section, last)
+        else:
+            section, lines = self._open_section(op.section)
+        section[op.key] = entry
+        self._emitter.invalidate_entry(op.section, op.key)
+        if lines:
+            self._put_after(op.section, op.key, lines)
+
+    def _open_section(self, name: Section) -> tuple[CommentedMap, str]:
+        """An empty section ready for entries, and the comment lines to put after them."""
+        root = self._root
+        self._emitter.invalidate_section_head(name)
+        flow_root = root.fa.flow_style()
+        if name in root:
+            current = root[name]
+            section = current if isinstance(current, CommentedMap) else CommentedMap()
+            if not flow_root:
+                section.fa.set_block_style()
+            if section is not current:
+                root[name] = section  # root keeps the comments it holds for the key
+            return section, reopen_header(root, name)
+        section = CommentedMap()
+        keys = list(root)
+        _set_in_order(root, name, section, _TOP_ORDER)
+        position = list(root).index(name)
+        if position == 0 or flow_root:
+            return section, ""
+        # Lines after the previous key are meant for what follows it (the next
+        # section, or the end of the document): they go after the new entry.
+        previous = keys[position - 1]
+        lines = take_lines(*tail_slot(root, previous))
+        if lines:
+            self._invalidate_end_of_top(previous)
+        return section, lines
+
+    def _update_entry(self, op: UpdateEntry) -> None:
+        section = self._root[op.section]
+        entry = section[op.key]
+        # Only a change to the entry's last field, or a new field (which may go after
+        # it), can move the end of the entry; otherwise its trailing lines stay put.
+        moves = isinstance(entry, CommentedMap) and bool(entry) and not entry.fa.flow_style()
+        if moves:
+            last = next(reversed(entry))
+            moves = any(field == last or field not in entry for field in op.values)
+        lines = take_lines(*tail_slot(section, op.key)) if moves else ""
+        for field, value in op.values.items():
+            if value is None:
+                if field in entry:
+                    del entry[field]
+                    entry.ca.items.pop(field, None)
+                continue
+            new = _yaml_value(field, value)
+            # A value turning into (or out of) a block scalar holds its comment in
+            # another form: convert it, so it stays a comment of its own.
+            converts = field in entry and is_block(entry[field]) != is_block(new)
+            comment = read_post(entry, field) if converts else None
+            _set_in_order(entry, field, new, entry_fields(op.section))
+            if comment is not None and (comment[0] or comment[1]):
+                write_post(entry, field, *comment, line_indent=FIELD_INDENT)
+        self._emitter.invalidate_entry(op.section, op.key)
+        if lines:
+            self._put_after(op.section, op.key, lines)
+
+    def _remove_entry(self, op: RemoveEntry) -> None:
+        section = self._root[op.section]
+        keys = list(section)
+        index = keys.index(op.key)
+        lines = ""
+        if not section.fa.flow_style():
+            # The entry's own comments go with it; the lines after it belong to the
+            # next entry, the next section or the end of the document.
+            lines = take_lines(*tail_slot(section, op.key))
+        del section[op.key]
+        section.ca.items.pop(op.key, None)
+        self._emitter.invalidate_entry(op.section, op.key)
+        if not section:
+            self._close_section(op.section, lines)
+        elif index == 0:
+            # The next entry now opens the section; lines above it become its own.
+            following = keys[1]
+            if lines:
+                put_before(section, following, lines)
+            self._emitter.invalidate_entry(op.section, following)
+        elif lines:
+            self._put_after(op.section, keys[index - 1], lines)
+
+    def _put_after(self, name: Section, key: str, lines: str) -> None:
+        """Put whole comment lines right after entry ``key`` of section ``name``."""
+        section = self._root[name]
+        container, slot = tail_slot(section, key)
+        if open_ended(container[slot]):
+            # ruamel cannot write a comment after a keep-chomped block scalar (``|+``)
+            # that loads back; the lines go just above whatever follows instead.
+            keys = list(section)
+            index = keys.index(key)
+            if index + 1 < len(keys):
+                put_before(section, keys[index + 1], lines)
+                self._emitter.invalidate_entry(name, keys[index + 1])
+                return
+            tops = list(self._root)
+            index = tops.index(name)
+            if index + 1 < len(tops):
+                put_before(self._root, tops[index + 1], lines)
+                self._emitter.invalidate_top(tops[index + 1])
+                if tops[index + 1] in SECTIONS:
+                    self._emitter.invalidate_section_head(tops[index + 1])
+                return
+        put_lines(container, slot, lines)
+        self._emitter.invalidate_entry(name, key)
+
+    def _close_section(self, name: Section, extra: str) -> None:
+        """Keep an emptied section loadable: ``name: {}`` with its comments after it.
+
+        ruamel writes an empty block mapping whose key carries comments as
+        ``name:\\n  # comment\\n{}``, which does not parse; in flow style it
+        writes ``name: {}  # comment`` and then the comment lines, which does.
+        """
+        root = self._root
+        section = root[name]
+        eol, lines, column = header_comments(root, name)
+        lines += "".join(token.value for token in section.ca.end or ())
+        lines += extra
+        section.ca.comment = None
+        section.ca.end = []
+        section.ca.items.clear()
+        section.fa.set_flow_style()
+        slots = root.ca.items.get(name)
+        if slots is not None:
+            slots[2] = slots[3] = None
+        write_post(root, name, eol, lines, column)
+        self._emitter.invalidate_section_head(name)
+
+    def _invalidate_end_of_top(self, key: str) -> None:
+        """Invalidate the fragment that holds the end of top-level ``key``."""
+        self._emitter.invalidate_top(key)
+        value = self._root.get(key)
+        if key in SECTIONS and isinstance(value, CommentedMap) and value:
+            self._emitter.invalidate_entry(key, next(reversed(value)))
 
 
 def _yaml_value(field: str, value: Any) -> Any:
     if field == "body" and isinstance(value, str) and "\n" in value:
         return LiteralScalarString(value)
+    return _commented(value)
+
+
+def _commented(value: Any) -> Any:
+    """Plain dicts and lists as ruamel containers, so their comments can be tracked."""
+    if isinstance(value, dict) and not isinstance(value, CommentedMap):
+        mapping = CommentedMap()
+        for key, item in value.items():
+            mapping[key] = _commented(item)
+        return mapping
+    if isinstance(value, list) and not isinstance(value, CommentedSeq):
+        return CommentedSeq(_commented(item) for item in value)
     return value
 
 
@@ -172,6 +369,18 @@ def _set_in_order(mapping: CommentedMap, key: str, value: Any, canonical: Sequen
     if key not in canonical:
         position = len(keys)
     mapping.insert(position, key, value)
+
+
+# --- comments ---------------------------------------------------------------
+#
+# ruamel holds the comment after a value in a token on the value's parent:
+# ``parent.ca.items[key][2]`` for a mapping, ``parent.ca.items[index][0]`` for a
+# sequence; the comment after a block collection sits on its last value. The
+# token's text is the end-of-line comment (or nothing) up to the first newline,
+# then whole comment lines. After a block scalar (``|``, ``>``) there is no end of
+# line: the text is whole lines, the first one's indentation given as the
+# token's column. Comment lines moved around here are plain text, each line with
+# its own indentation.
 
 
 def _read_structure(root: CommentedMap) -> Structure:

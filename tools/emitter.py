@@ -3,11 +3,22 @@
 A full ruamel dump of a 200-job document takes ~100 ms; a mutation touches one
 or a few entries. The emitter dumps each top-level key, and each entry of the
 ``jobs``/``triggers``/``edges`` sections, as its own fragment inside a wrapper
-that reproduces its nesting (and the comments its parent holds for it), then
-caches the text. A mutation invalidates only the fragments it touched; the
-document is the concatenation. Output is byte-identical to a full dump
-(property-tested); shapes this scheme cannot reproduce exactly fall back to a
-full dump.
+that reproduces its nesting, then caches the text. A mutation invalidates only
+the fragments it touched; the document is the concatenation. Output is
+byte-identical to a full dump (property-tested); shapes this scheme cannot
+reproduce exactly fall back to a full dump.
+
+Which fragment carries which comment:
+
+- the document's leading comment (``root.ca.comment``) goes with the first
+  fragment of the first top-level key only;
+- a section's header comments (on its key line and the comment lines after
+  it, ``root.ca.items[section]`` / ``entries.ca.comment``) go with the first
+  entry of that section only;
+- every later entry is dumped under a bare ``section:`` line carrying no
+  comment, and exactly that line is dropped;
+- comments an entry holds itself (its key line, comment lines inside it or
+  after its last value, comment lines just above its key) go with the entry.
 """
 
 from __future__ import annotations
@@ -20,6 +31,11 @@ from tools.structure import SECTIONS
 from tools.yaml_io import dump_yaml, make_yaml
 
 FragmentKey = tuple[Any, ...]
+_DOCUMENT_END = "\n...\n"
+
+
+class _Unsplittable(Exception):
+    """A fragment cannot be reproduced exactly; the caller dumps the whole document."""
 
 
 class FragmentEmitter:
@@ -37,6 +53,13 @@ class FragmentEmitter:
                 self._cache.pop(("entry", section, key, first_entry, first_top), None)
         self.invalidate_top(section)  # the atomic form of the section, if it is used
 
+    def invalidate_section_head(self, section: str) -> None:
+        """Drop what depends on a section's header comments: its first entry and atomic form."""
+        stale = [k for k in self._cache if k[0] == "entry" and k[1] == section and k[3]]
+        for key in stale:
+            del self._cache[key]
+        self.invalidate_top(section)
+
     def clear(self) -> None:
         self._cache.clear()
 
@@ -44,13 +67,26 @@ class FragmentEmitter:
         if not isinstance(root, CommentedMap) or not root or _needs_full_dump(root):
             return dump_yaml(root, self._yaml)
         parts: list[str] = []
-        for index, key in enumerate(root):
-            value = root[key]
-            first_top = index == 0
-            if key in SECTIONS and _splittable(value):
-                parts.extend(self._section(root, key, value, first_top))
-            else:
-                parts.append(self._top(root, key, first_top))
+        try:
+            for index, key in enumerate(root):
+                value = root[key]
+                first_top = index == 0
+                if key in SECTIONS and _splittable(value):
+                    parts.extend(self._section(root, key, value, first_top))
+                else:
+                    parts.append(self._top(root, key, first_top))
+        except _Unsplittable:
+            return dump_yaml(root, self._yaml)
+        # A fragment ending in a keep-chomped block scalar (``|+``) ends with the
+        # document-end marker; a full dump writes it only at the very end. (After a
+        # comment that follows such a scalar, ruamel writes it mid-document too.)
+        for index in range(len(parts) - 1):
+            part = parts[index]
+            if part.endswith(_DOCUMENT_END):
+                part = part[: -len(_DOCUMENT_END) + 1]
+                if part.rsplit("\n", 2)[-2].lstrip().startswith("#"):
+                    return dump_yaml(root, self._yaml)
+                parts[index] = part
         return "".join(parts)
 
     def _top(self, root: CommentedMap, key: str, first_top: bool) -> str:
@@ -58,6 +94,7 @@ class FragmentEmitter:
         text = self._cache.get(cache_key)
         if text is None:
             text = dump_yaml(_wrap(root, key, root[key], first_top), self._yaml)
+            _check_fragment(text, key)
             self._cache[cache_key] = text
         return text
 
@@ -65,22 +102,41 @@ class FragmentEmitter:
         self, root: CommentedMap, section: str, entries: CommentedMap, first_top: bool
     ) -> list[str]:
         out: list[str] = []
+        header = f"{section}:\n"
         for index, entry_key in enumerate(entries):
             first_entry = index == 0
             cache_key = ("entry", section, entry_key, first_entry, first_top)
             text = self._cache.get(cache_key)
             if text is None:
                 inner = _wrap(entries, entry_key, entries[entry_key], first_entry)
-                text = dump_yaml(_wrap(root, section, inner, first_top), self._yaml)
-                if not first_entry:
-                    text = text.split("\n", 1)[1]  # drop the repeated "section:" header
+                if first_entry:
+                    # The document comment (first key only) and the section's header comments.
+                    text = dump_yaml(_wrap(root, section, inner, first_top), self._yaml)
+                else:
+                    bare = CommentedMap()
+                    bare[section] = inner
+                    text = dump_yaml(bare, self._yaml)
+                    if not text.startswith(header):
+                        raise _Unsplittable(section)
+                    text = text[len(header) :]
+                _check_fragment(text, section)
                 self._cache[cache_key] = text
             out.append(text)
         return out
 
 
+def _check_fragment(text: str, key: str) -> None:
+    """Refuse a fragment with a document marker anywhere but at its very end."""
+    body = text[: -len(_DOCUMENT_END) + 1] if text.endswith(_DOCUMENT_END) else text
+    if body.startswith(("...\n", "---")) or "\n...\n" in body or "\n---" in body:
+        raise _Unsplittable(key)
+
+
 def _wrap(parent: CommentedMap, key: Any, value: Any, first: bool) -> CommentedMap:
-    """A one-key map holding ``value`` plus the comments ``parent`` keeps for ``key``."""
+    """A one-key map holding ``value`` plus the comments ``parent`` keeps for ``key``.
+
+    ``first``: also carry the comment ``parent`` holds before its first key.
+    """
     wrapper = CommentedMap()
     wrapper[key] = value
     if key in parent.ca.items:

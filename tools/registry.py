@@ -31,9 +31,9 @@ from tools import (
 )
 from tools.base import ReadOutput, ToolContext, ToolResult, ToolSpec
 from tools.document import WorkflowDocument
-from tools.errors import PlanwrightError
+from tools.errors import DocumentError, PlanwrightError
 from tools.redaction import redact
-from tools.structure import Draft, Structure
+from tools.structure import Draft, RekeyEntry, Structure
 from tools.validation import Problem, validate
 
 TOOLS: dict[str, ToolSpec[Any]] = {
@@ -163,13 +163,24 @@ def _run_mutation(
 ) -> ToolResult:
     draft = Draft(doc.structure)
     summary: str = spec.handler(draft, args, ctx)
-    before = {(p.code, p.subject) for p in document_problems(doc, ctx)}
+    renamed = {
+        f"{op.section}.{op.old}": f"{op.section}.{op.new}"
+        for op in draft.ops
+        if isinstance(op, RekeyEntry)
+    }
+    # A problem the document already had is not the call's doing, even under a new key.
+    before = {(p.code, renamed.get(p.subject, p.subject)) for p in document_problems(doc, ctx)}
     after = validate(draft.structure, ctx.catalogue)
     introduced = [p for p in after if p.blocking and (p.code, p.subject) not in before]
     if introduced:
         message = " ".join(dict.fromkeys(p.message for p in introduced))
         return ToolResult.failure(introduced[0].code, message, mutating=True)
-    doc.apply(draft.ops, draft.structure)
+    try:
+        doc.apply(draft.ops, draft.structure)
+    except DocumentError as exc:
+        # The change is valid but its YAML is not acceptable (over the size limit, or
+        # a shape that would not load again); apply has restored the document.
+        return ToolResult.failure(exc.code, exc.message, mutating=True)
     _known_problems[doc] = (doc.structure, after)
     warnings = [p.message for p in after if not p.blocking]
     text = summary + ("\nNote: " + " ".join(warnings) if warnings else "")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tools.base import ToolResult
 from tools.document import WorkflowDocument
-from tools.errors import PlanwrightError
+from tools.errors import DocumentError, PlanwrightError
 from tools.job_code import check_job_code, format_problems
 from tools.refs import require_job
 from tools.structure import Change, Draft, UpdateEntry
@@ -32,7 +32,10 @@ def stitch_job_code(doc: WorkflowDocument, job_key: str, body: str) -> ToolResul
     draft = Draft(doc.structure)
     draft.apply(UpdateEntry("jobs", job_key, {"body": body}))
     draft.note(Change("updated", "job", job_key, "code"))
-    doc.apply(draft.ops, draft.structure)
+    try:
+        doc.apply(draft.ops, draft.structure)
+    except DocumentError as exc:  # e.g. the new code would push it past the size limit
+        return ToolResult.failure(exc.code, exc.message, mutating=True)
     lines = len([line for line in body.splitlines() if line.strip()])
     return ToolResult(
         ok=True,

@@ -9,6 +9,7 @@ custom tags, absurd nesting, duplicate keys and oversized input.
 from __future__ import annotations
 
 import io
+import sys
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -102,6 +103,18 @@ def load_yaml(
         raise DocumentError(f"Invalid YAML: {_marked_message(exc)}", code="invalid_yaml") from exc
     except RecursionError as exc:  # defence in depth; the depth guard fires first
         raise DocumentError("The document is nested too deeply.", code="yaml_too_deep") from exc
+    except ValueError as exc:
+        # Scalars the constructor cannot turn into values: an integer longer than
+        # Python's digit limit, an impossible date such as 2024-13-45.
+        if "integer string conversion" in str(exc):
+            raise DocumentError(
+                "The document holds a number with too many digits "
+                f"(more than {sys.get_int_max_str_digits()}); quote it to keep it as text.",
+                code="number_too_long",
+            ) from exc
+        raise DocumentError(
+            f"The document holds a value that cannot be read: {exc}.", code="invalid_value"
+        ) from exc
 
 
 def dump_yaml(data: Any, yaml: YAML | None = None) -> str:

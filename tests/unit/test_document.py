@@ -25,6 +25,8 @@ from tests.unit.tool_helpers import (
 from tools.document import WorkflowDocument
 from tools.errors import DocumentError
 from tools.registry import document_problems
+from tools.stitch import stitch_job_code
+from tools.structure import RemoveEntry
 
 
 def load_error(text: str, **kwargs: int) -> DocumentError:
@@ -396,3 +398,277 @@ def test_new_problems_still_block(tool: str, args: dict[str, object], code: str)
     doc = WorkflowDocument.from_yaml(BROKEN)
     fails(doc, tool, args, ctx, code)
     assert doc.to_yaml() == BROKEN
+
+
+# =========================================================================== comments around edits
+
+HTTP = "'@openfn/language-http@latest'"
+
+
+def _job(key: str, tail: str = "") -> str:
+    return f"  {key}:\n    id: id-{key}\n    name: {key.upper()}\n    adaptor: {HTTP}{tail}\n"
+
+
+def _sound(doc: WorkflowDocument) -> str:
+    """Incremental text equals a full dump, and both load again to the same structure."""
+    text = doc.to_yaml()
+    assert text == doc.dump_full()
+    assert WorkflowDocument.from_yaml(text).structure == doc.structure
+    return text
+
+
+COMMENTED_SECTIONS = f"""\
+name: W
+jobs:
+  # c
+{_job("a")}\
+edges:   # wiring
+  a->a2:
+    id: e-1
+    source_job: a
+    target_job: a
+"""
+
+
+def test_emptying_commented_sections_keeps_the_document_loadable() -> None:
+    # Regression (H2): ruamel wrote "jobs:\n  # c\n{}" and "edges:   # wiring\n{}".
+    ctx = make_context()
+    doc = WorkflowDocument.from_yaml(COMMENTED_SECTIONS)
+    ok(doc, "remove_jobs", {"keys": ["a"]}, ctx)
+    text = _sound(doc)
+    assert text == "name: W\njobs: {}\n  # c\nedges: {} # wiring\n"
+    WorkflowDocument.from_yaml(doc.dump_full())
+    # Starting over in the emptied sections brings the header comments back above them.
+    ok(
+        doc,
+        "create_workflow",
+        {
+            "name": "Again",
+            "jobs": [{"name": "X", "adaptor": "http"}, {"name": "Y", "adaptor": "http"}],
+            "edges": [{"source": "x", "target": "y"}],
+        },
+        ctx,
+    )
+    text = _sound(doc)
+    assert text.startswith("name: Again\njobs:\n  # c\n  x:\n")
+    assert "\nedges:   # wiring\n  x->y:\n" in text
+
+
+def test_emptying_the_last_section_keeps_the_end_of_file_comment() -> None:
+    ctx = make_context()
+    text = f"name: W\njobs:   # steps\n  # header\n{_job('a')}# end of file\n"
+    doc = WorkflowDocument.from_yaml(text)
+    ok(doc, "remove_jobs", {"keys": ["a"]}, ctx)
+    assert _sound(doc) == "name: W\njobs: {} # steps\n  # header\n# end of file\n"
+    reloaded = fresh(doc)
+    ok(reloaded, "add_jobs", {"jobs": [{"name": "B", "adaptor": "http"}]}, ctx)
+    after = _sound(reloaded)
+    assert after.startswith("name: W\njobs:")
+    assert after.split("\n")[1:4] == [after.split("\n")[1], "  # header", "  b:"]
+    assert after.split("\n")[1].endswith(" # steps")
+    assert after.endswith("body: // Add operations here\n# end of file\n")
+
+
+def test_apply_refuses_a_result_that_would_not_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The guard behind the H2 fix: should an emptied section ever stay in block style
+    # with comments, the call fails and the document is left as it was.
+    monkeypatch.setattr(WorkflowDocument, "_close_section", lambda self, name, extra: None)
+    ctx = make_context()
+    doc = WorkflowDocument.from_yaml(COMMENTED_SECTIONS)
+    before = doc.to_yaml()
+    result = fails(doc, "remove_jobs", {"keys": ["a"]}, ctx, "unloadable_result")
+    assert "not changed" in result.text
+    assert doc.dump_full() == before
+    assert list(doc.structure.jobs) == ["a"]
+    with pytest.raises(DocumentError) as info:
+        doc.apply([RemoveEntry("jobs", "a")], doc.structure)
+    assert info.value.code == "unloadable_result"
+    assert doc.to_yaml() == doc.dump_full() == before
+
+
+BETWEEN = f"""\
+name: W
+jobs:
+{_job("a")}\
+  # about b
+{_job("b", "   # pinned")}\
+  # about c
+{_job("c")}\
+# end of file
+"""
+
+
+def test_removing_an_entry_keeps_the_comment_above_its_neighbour() -> None:
+    # Regression (M2): ruamel holds "# about b" on a's last value; it went with a.
+    ctx = make_context()
+    doc = WorkflowDocument.from_yaml(BETWEEN)
+    ok(doc, "remove_jobs", {"keys": ["a"]}, ctx)
+    assert _sound(doc) == (
+        f"name: W\njobs:\n  # about b\n{_job('b', '   # pinned')}  # about c\n{_job('c')}"
+        "# end of file\n"
+    )
+    # b's own comments (end of line, and now the line above it) go with it; c's stay.
+    ok(doc, "remove_jobs", {"keys": ["b"]}, ctx)
+    assert _sound(doc) == f"name: W\njobs:\n  # about c\n{_job('c')}# end of file\n"
+
+
+def test_removing_the_last_entry_keeps_the_end_of_file_comment() -> None:
+    # Regression (M2): "# end of file" is held by the last entry's last value.
+    ctx = make_context()
+    doc = WorkflowDocument.from_yaml(BETWEEN)
+    ok(doc, "remove_jobs", {"keys": ["c"]}, ctx)
+    text = _sound(doc)
+    assert text.endswith(
+        "    adaptor: '@openfn/language-http@latest'   # pinned\n  # about c\n# end of file\n"
+    )
+    ok(doc, "remove_jobs", {"keys": ["b"]}, ctx)
+    assert _sound(doc).endswith("# about b\n  # about c\n# end of file\n")
+
+
+def test_appending_keeps_the_end_of_file_comment_last() -> None:
+    # Regression (M2): the new step was written after "# end of file".
+    ctx = make_context()
+    doc = WorkflowDocument.from_yaml(BETWEEN)
+    ok(doc, "add_jobs", {"jobs": [{"name": "D", "adaptor": "http"}]}, ctx)
+    text = _sound(doc)
+    assert text.startswith(BETWEEN.removesuffix("# end of file\n"))
+    assert text.endswith("    body: // Add operations here\n# end of file\n")
+
+
+def test_appending_keeps_a_comment_meant_for_the_next_section_before_it() -> None:
+    ctx = make_context()
+    text = (
+        f"name: W\njobs:\n{_job('a')}# the triggers\ntriggers:\n  webhook:\n    id: t\n"
+        "    type: webhook\n"
+    )
+    doc = WorkflowDocument.from_yaml(text)
+    ok(doc, "add_jobs", {"jobs": [{"name": "D", "adaptor": "http"}]}, ctx)
+    after = _sound(doc)
+    assert "    body: // Add operations here\n# the triggers\ntriggers:\n" in after
+    # A section created between two others takes the comment the same way.
+    doc = WorkflowDocument.from_yaml("name: W   # n\n# the edges\nedges: {}\n")
+    ok(doc, "add_jobs", {"jobs": [{"name": "D", "adaptor": "http"}]}, ctx)
+    assert _sound(doc).endswith("    body: // Add operations here\n# the edges\nedges: {}\n")
+
+
+def test_changing_the_last_field_keeps_the_comment_after_it() -> None:
+    ctx = make_context()
+    text = f"""\
+name: W
+jobs:
+{_job("a")}\
+triggers:
+  webhook:
+    id: t
+    type: webhook
+    enabled: false
+    webhook_reply: after_completion   # reply
+  # above the edges
+edges:
+  e:
+    id: e-1
+    source_job: a
+    target_job: a
+    condition_type: on_job_success
+# end of file
+"""
+    doc = WorkflowDocument.from_yaml(text)
+    # cron drops webhook_reply, the trigger's last field; the line after it stays.
+    ok(doc, "set_trigger", {"type": "cron", "cron_expression": "0 7 * * *"}, ctx)
+    assert "    cron_expression: 0 7 * * *\n  # above the edges\nedges:\n" in _sound(doc)
+    # A field written after the edge's last one goes before the end-of-file comment.
+    ok(doc, "update_edges", {"edges": [{"source": "a", "target": "a", "enabled": False}]}, ctx)
+    assert _sound(doc).endswith(
+        "    condition_type: on_job_success\n    enabled: false\n# end of file\n"
+    )
+
+
+def test_untouched_entries_keep_every_comment_through_many_edits() -> None:
+    ctx = make_context()
+    doc = WorkflowDocument.from_yaml(BETWEEN)
+    ok(doc, "add_jobs", {"jobs": [{"name": "D", "adaptor": "http"}]}, ctx)
+    ok(doc, "remove_jobs", {"keys": ["a", "d"]}, ctx)
+    ok(doc, "update_jobs", {"jobs": [{"key": "c", "name": "C2"}]}, ctx)
+    ok(doc, "set_trigger", {"type": "webhook"}, ctx)
+    text = _sound(doc)
+    for comment in ("# about b", "# pinned", "# about c", "# end of file"):
+        assert text.count(comment) == 1, comment
+    assert fresh(doc).to_yaml() == text
+
+
+# =========================================================================== limits
+
+
+def test_an_overlong_integer_is_a_document_error() -> None:
+    # Regression (L): Python's int-digit limit surfaced as a bare ValueError.
+    error = load_error("foo: " + "9" * 5000 + "\n")
+    assert error.code == "number_too_long"
+    assert "quote it" in error.message
+    assert load_error("foo: 2024-13-45\n").code == "invalid_value"
+
+
+def test_a_mutation_cannot_grow_the_document_past_the_limit() -> None:
+    # Regression (L): apply never checked max_bytes.
+    ctx = make_context()
+    text = "name: W\n"
+    doc = WorkflowDocument.from_yaml(text, max_bytes=300)
+    ok(doc, "add_jobs", {"jobs": [{"name": "A", "adaptor": "http"}]}, ctx)
+    before = doc.to_yaml()
+    assert len(before) <= 300
+    result = fails(
+        doc,
+        "add_jobs",
+        {"jobs": [{"name": "B", "adaptor": "http"}, {"name": "C", "adaptor": "http"}]},
+        ctx,
+        "document_too_large",
+    )
+    assert "limit is 300 bytes" in result.text
+    assert result.text.endswith("The workflow was not changed.")
+    assert doc.dump_full() == before
+    assert list(doc.structure.jobs) == ["a"]
+    ok(doc, "update_workflow", {"name": "V"}, ctx)  # still editable afterwards
+    assert _sound(doc).startswith("name: V\n")
+
+
+KEEP_CHOMP = f"""\
+name: W
+jobs:
+  a:
+    id: id-a
+    name: A
+    adaptor: {HTTP}
+    body: |+
+      get('/a');
+
+  # about b
+{_job("b")}\
+# end of file
+"""
+
+
+def test_a_comment_after_a_keep_chomped_body_stays_loadable() -> None:
+    # ruamel writes a comment after a "|+" body followed by a mid-document "...",
+    # which does not load; the lines are kept above the next key instead.
+    doc = WorkflowDocument.from_yaml(KEEP_CHOMP)
+    assert doc.to_yaml() == doc.dump_full() == KEEP_CHOMP
+    assert fresh(doc).structure == doc.structure
+
+
+@pytest.mark.parametrize(
+    ("body", "written"),
+    [
+        ("get('/x');\n", "    body: |\n      get('/x');\n  # about b\n"),
+        ("get('/x');\n\n", "    body: |+\n      get('/x');\n\n  # about b\n"),
+        ("get('/x');", "    body: get('/x');\n  # about b\n"),
+    ],
+    ids=["clip", "keep", "single-line"],
+)
+def test_new_code_keeps_the_comment_after_the_step(body: str, written: str) -> None:
+    doc = WorkflowDocument.from_yaml(
+        BETWEEN.replace(f"{_job('a')}", f"{_job('a')}    body: // Add operations here\n")
+    )
+    assert stitch_job_code(doc, "a", body).ok
+    text = _sound(doc)
+    assert written in text
+    assert job(doc, "a").body == body
+    assert fresh(doc).to_yaml() == text
