@@ -160,11 +160,6 @@ class _Source:
     def text(self, node: Node) -> str:
         return _decode(self.data[node.start_byte : node.end_byte])
 
-    def line_text(self, line: int) -> str:
-        start = self.line_starts[line - 1]
-        end = self.data.find(b"\n", start)
-        return _decode(self.data[start : end if end != -1 else len(self.data)])
-
 
 def _node_key(node: Node) -> tuple[int, int]:
     return node.start_byte, node.end_byte

@@ -10,7 +10,7 @@ from typing import Literal
 
 from tools.errors import ToolInputError
 from tools.names import did_you_mean
-from tools.structure import Edge, Job, Structure, Trigger
+from tools.structure import Edge, Job, Structure
 
 NodeKind = Literal["job", "trigger"]
 
@@ -32,16 +32,6 @@ def require_job(structure: Structure, key: str) -> Job:
     raise ToolInputError(
         f"There is no step with key {key!r}.{hint} {_listing(list(structure.jobs), 'Steps')}.",
         code="unknown_job",
-    )
-
-
-def require_trigger(structure: Structure, key: str) -> Trigger:
-    trigger = structure.triggers.get(key)
-    if trigger is not None:
-        return trigger
-    raise ToolInputError(
-        f"There is no trigger with key {key!r}. {_listing(list(structure.triggers), 'Triggers')}.",
-        code="unknown_trigger",
     )
 
 

@@ -208,12 +208,6 @@ class Structure:
                 return edge
         return None
 
-    def job_by_id(self, job_id: str) -> Job | None:
-        for job in self.jobs.values():
-            if job.id == job_id:
-                return job
-        return None
-
     def root_jobs(self) -> list[str]:
         """Jobs no other job points at (trigger edges do not count)."""
         targeted = {e.target_job for e in self.edges.values() if e.source_job is not None}

@@ -53,10 +53,6 @@ REWRITE = re.compile(
 )
 
 
-def is_code_request(text: str) -> bool:
-    return any(rule.match(text) for rule in _RULES)
-
-
 def keeps_existing_code(text: str) -> bool:
     """A request for every step's code that does not say to replace existing code: steps
     that already have code are skipped."""

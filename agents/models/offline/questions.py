@@ -19,11 +19,6 @@ from agents.models.offline.schedule import describe_trigger
 from agents.models.offline.view import EdgeView, View, condition_words
 from tools.catalogue import load_catalogue
 
-_QUESTION_START = re.compile(
-    r"^(?:what|what's|whats|which|how|when|where|who|why|does|do|is|are|can|could|list|show|"
-    r"describe|explain|summari[sz]e|tell\s+me|give\s+me|walk\s+me|help|overview)\b",
-    re.I,
-)
 _THE = r"(?:the\s+)?"
 _WF = r"(?:this|the|my|our)\s+(?:workflow|flow|pipeline|process)|it|this"
 
@@ -43,10 +38,6 @@ class Match:
 
 
 Handler = Callable[[Match, View, Resolver], Outcome | None]
-
-
-def is_question(text: str) -> bool:
-    return text.rstrip().endswith("?") or bool(_QUESTION_START.match(text))
 
 
 def _name(view: View, key: str) -> str:
