@@ -217,6 +217,8 @@ class TurnService:
             {"role": m.role, "content": m.content}
             for m in await self.store.list_messages(session.id)
         ]
+        # We hold the workflow's lock: a turn still marked running died with its worker.
+        await self.store.abandon_running_turns(session.workflow_id)
         paused = await self.store.paused_turn(session.id)
         if paused is not None:  # a new message abandons a question left unanswered
             await self.store.finish_turn(paused.id, status="cancelled", error_code="superseded")

@@ -427,6 +427,21 @@ class Store:
         row = await self._first(query)
         return None if row is None else TurnRecord.from_row(row)
 
+    async def abandon_running_turns(self, workflow_id: str) -> int:
+        """Mark the workflow's ``running`` turns failed (``abandoned``); returns how many.
+
+        Called by the holder of the workflow's turn lock: no other turn can be running,
+        so a ``running`` row is one whose worker died mid-turn.
+        """
+        statement = (
+            update(turns)
+            .where(turns.c.workflow_id == workflow_id, turns.c.status == "running")
+            .values(status="failed", error_code="abandoned", updated_at=self._clock())
+        )
+        async with self._writer.begin() as conn:
+            result = await conn.execute(statement)
+        return int(result.rowcount or 0)
+
     # -- helpers -------------------------------------------------------------------------
 
     def _clock(self) -> datetime:

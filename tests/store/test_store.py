@@ -409,6 +409,28 @@ async def test_turn_lifecycle(store: Store) -> None:
     assert (failed.route, failed.error_code, failed.status) == ("planner", "cancelled", "failed")
 
 
+async def test_abandoning_running_turns_touches_only_that_workflow(store: Store) -> None:
+    wf = await store.create_workflow(name="Demo", yaml=DOC, author=None)
+    other = await store.create_workflow(name="Other", yaml=DOC, author=None)
+    session = await store.create_session(workflow_id=wf.id, read_only=False, owner=None)
+    elsewhere = await store.create_session(workflow_id=other.id, read_only=False, owner=None)
+    for turn_id, sess, workflow in [
+        ("dead", session, wf),
+        ("waiting", session, wf),
+        ("other", elsewhere, other),
+    ]:
+        await store.start_turn(
+            turn_id, session_id=sess.id, workflow_id=workflow.id, prompt_versions={}
+        )
+    await store.update_turn_status("waiting", "paused")
+    assert await store.abandon_running_turns(wf.id) == 1
+    dead = await store.get_turn("dead")
+    assert dead is not None and (dead.status, dead.error_code) == ("failed", "abandoned")
+    waiting, untouched = await store.get_turn("waiting"), await store.get_turn("other")
+    assert waiting is not None and waiting.status == "paused"
+    assert untouched is not None and untouched.status == "running"
+
+
 async def test_turn_errors(store: Store) -> None:
     wf = await store.create_workflow(name="Demo", yaml=DOC, author=None)
     session = await store.create_session(workflow_id=wf.id, read_only=False, owner=None)
