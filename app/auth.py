@@ -17,8 +17,13 @@ from app.settings import Role, Settings
 
 @dataclass(frozen=True)
 class Principal:
-    subject: str
+    subject: str  # stable and opaque: owns sessions
     role: Role
+    name: str | None = None  # shown as the author of versions
+
+    @property
+    def author(self) -> str:
+        return self.name or self.subject
 
     @property
     def can_edit(self) -> bool:
@@ -32,7 +37,7 @@ class Principal:
         return self.is_admin or owner is None or owner == self.subject
 
 
-LOCAL_USER = Principal(subject="local", role="admin")
+LOCAL_USER = Principal(subject="local", role="admin", name="local user")
 
 
 def _digest(token: str) -> str:
@@ -41,11 +46,13 @@ def _digest(token: str) -> str:
 
 class Authenticator:
     def __init__(self, settings: Settings) -> None:
-        self._roles = {_digest(token): role for token, role in settings.token_roles().items()}
+        self._holders = {
+            _digest(token): holder for token, holder in settings.token_holders().items()
+        }
 
     @property
     def single_user(self) -> bool:
-        return not self._roles
+        return not self._holders
 
     def authenticate(self, token: str | None) -> Principal:
         if self.single_user:
@@ -53,10 +60,10 @@ class Authenticator:
         if not token:
             raise AuthError("A bearer token is required.")
         digest = _digest(token)
-        role = self._roles.get(digest)
-        if role is None:
+        holder = self._holders.get(digest)
+        if holder is None:
             raise AuthError("The token is not valid.")
-        return Principal(subject=f"tok_{digest[:16]}", role=role)
+        return Principal(subject=f"tok_{digest[:16]}", role=holder.role, name=holder.name)
 
 
 def bearer_token(authorization: str | None) -> str | None:

@@ -11,7 +11,15 @@ import ipaddress
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, TypeAdapter, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    TypeAdapter,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tools.yaml_io import DEFAULT_MAX_BYTES
@@ -34,8 +42,9 @@ class Settings(BaseSettings):
 
     tokens: SecretStr | None = Field(
         None,
-        description='Bearer tokens and their roles, as JSON: {"<token>": "editor"}. '
-        "Unset: single-user mode, loopback only.",
+        description='Bearer tokens as JSON: {"<token>": "editor"} or '
+        '{"<token>": {"role": "editor", "name": "Ana"}} (the name is shown as the author '
+        "of versions). Unset: single-user mode, loopback only.",
     )
 
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=_alias("ANTHROPIC_API_KEY"))
@@ -81,7 +90,7 @@ class Settings(BaseSettings):
             raise ValueError("max_tool_calls must be at least 1")
         if self.max_yaml_bytes < 1024:
             raise ValueError("max_yaml_bytes must be at least 1024")
-        roles = self.token_roles()
+        roles = self.token_holders()
         if not roles and not _is_loopback(self.host):
             raise ValueError(
                 f"refusing to listen on {self.host} without PLANWRIGHT_TOKENS: with no tokens "
@@ -93,11 +102,15 @@ class Settings(BaseSettings):
             raise ValueError("production tokens must be at least 16 characters")
         return self
 
-    def token_roles(self) -> dict[str, Role]:
-        """The configured tokens and their roles (parsed from the secret JSON)."""
+    def token_holders(self) -> dict[str, TokenHolder]:
+        """The configured tokens: who holds each (parsed from the secret JSON)."""
         if self.tokens is None or not self.tokens.get_secret_value().strip():
             return {}
-        return _TOKEN_TABLE.validate_json(self.tokens.get_secret_value())
+        table = _TOKEN_TABLE.validate_json(self.tokens.get_secret_value())
+        return {
+            token: entry if isinstance(entry, TokenHolder) else TokenHolder(role=entry)
+            for token, entry in table.items()
+        }
 
     @property
     def uses_anthropic(self) -> bool:
@@ -107,10 +120,19 @@ class Settings(BaseSettings):
 
     @property
     def single_user(self) -> bool:
-        return not self.token_roles()
+        return not self.token_holders()
 
 
-_TOKEN_TABLE: TypeAdapter[dict[str, Role]] = TypeAdapter(dict[str, Role])
+class TokenHolder(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Role
+    name: str | None = Field(None, min_length=1, max_length=100)
+
+
+_TOKEN_TABLE: TypeAdapter[dict[str, Role | TokenHolder]] = TypeAdapter(
+    dict[str, Role | TokenHolder]
+)
 
 
 def _is_loopback(host: str) -> bool:

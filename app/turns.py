@@ -139,7 +139,7 @@ class TurnService:
         self, session: SessionRecord, principal: Principal, yaml: str, version: int
     ) -> TurnRuntime:
         committer = StoreCommitter(
-            self.store, self.bus, session.workflow_id, session.id, principal.subject
+            self.store, self.bus, session.workflow_id, session.id, principal.author
         )
         runtime = TurnRuntime(
             models=self.models,

@@ -72,7 +72,7 @@ async def create_workflow(
         doc, problems = WorkflowDocument.new(body.name or "Untitled workflow"), []
         name = doc.name or "Untitled workflow"
     record = await services.store.create_workflow(
-        name=name, yaml=doc.to_yaml(), author=principal.subject
+        name=name, yaml=doc.to_yaml(), author=principal.author
     )
     return _out(record, problems)
 
@@ -118,7 +118,7 @@ async def put_workflow(
         yaml=doc.to_yaml(),
         name=doc.name,
         expected_version=body.expected_version,
-        author=principal.subject,
+        author=principal.author,
         session_id=None,
         turn_id=None,
         tool="put",
@@ -167,7 +167,7 @@ async def revert(
         yaml=target.yaml,
         name=doc.name,
         expected_version=current.version,
-        author=principal.subject,
+        author=principal.author,
         session_id=None,
         turn_id=None,
         tool="revert",

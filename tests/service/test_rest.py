@@ -142,3 +142,19 @@ def test_unknown_ids_and_unknown_body_keys(client: TestClient) -> None:
     assert response.status_code == 404
     extra = client.post("/v1/workflows", json={"name": "x", "owner": "me"}, headers=auth(EDITOR))
     assert extra.status_code == 422
+
+
+def test_named_tokens_sign_their_versions(app_client) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    tokens = {"named-editor-token-0123": {"role": "editor", "name": "Ana"}}
+    client = app_client(tokens=json.dumps(tokens))
+    headers = {"Authorization": "Bearer named-editor-token-0123"}
+    workflow = client.post("/v1/workflows", json={"yaml": DOC}, headers=headers).json()
+    client.put(
+        f"/v1/workflows/{workflow['id']}",
+        json={"yaml": DOC.replace("Referral intake", "Intake"), "expected_version": 1},
+        headers=headers,
+    )
+    versions = client.get(f"/v1/workflows/{workflow['id']}/versions", headers=headers).json()
+    assert [v["author"] for v in versions] == ["Ana", "Ana"]
