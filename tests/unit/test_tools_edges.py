@@ -12,7 +12,6 @@ from tests.unit.tool_helpers import (
     fails,
     fake_id,
     loose_jobs_doc,
-    make_context,
     ok,
     yaml_block,
 )
@@ -21,32 +20,9 @@ from tools.document import WorkflowDocument
 
 
 @pytest.fixture
-def ctx() -> ToolContext:
-    return make_context()
-
-
-@pytest.fixture
 def doc(ctx: ToolContext) -> WorkflowDocument:
     """extract, transform, load (ids 1-3) and an unconnected webhook (id 4)."""
     return loose_jobs_doc(ctx)
-
-
-@pytest.fixture
-def chain(ctx: ToolContext, doc: WorkflowDocument) -> WorkflowDocument:
-    """webhook -> extract -> transform -> load; edge ids 5, 6, 7."""
-    ok(
-        doc,
-        "add_edges",
-        {
-            "edges": [
-                {"source": "webhook", "target": "extract"},
-                {"source": "extract", "target": "transform"},
-                {"source": "transform", "target": "load"},
-            ]
-        },
-        ctx,
-    )
-    return doc
 
 
 def add(doc: WorkflowDocument, ctx: ToolContext, **spec: Any) -> Any:

@@ -24,11 +24,6 @@ READ_TOOLS = {"inspect_job_code", "search_documentation"}
 
 
 @pytest.fixture
-def ctx() -> ToolContext:
-    return make_context()
-
-
-@pytest.fixture
 def doc(ctx: ToolContext) -> WorkflowDocument:
     return referral_doc(ctx)
 

@@ -29,11 +29,6 @@ from tools.document import WorkflowDocument
 
 
 @pytest.fixture
-def ctx() -> ToolContext:
-    return make_context()
-
-
-@pytest.fixture
 def doc(ctx: ToolContext) -> WorkflowDocument:
     return referral_doc(ctx)
 

@@ -1,0 +1,32 @@
+"""Fixtures shared by the tool tests: a deterministic tool context and a wired chain."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.tool_helpers import make_context, ok
+from tools.base import ToolContext
+from tools.document import WorkflowDocument
+
+
+@pytest.fixture
+def ctx() -> ToolContext:
+    return make_context()
+
+
+@pytest.fixture
+def chain(ctx: ToolContext, doc: WorkflowDocument) -> WorkflowDocument:
+    """webhook -> extract -> transform -> load; edge ids 5, 6, 7."""
+    ok(
+        doc,
+        "add_edges",
+        {
+            "edges": [
+                {"source": "webhook", "target": "extract"},
+                {"source": "extract", "target": "transform"},
+                {"source": "transform", "target": "load"},
+            ]
+        },
+        ctx,
+    )
+    return doc
