@@ -7,6 +7,7 @@ stream writer, and the service turns them into WebSocket frames (adding
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from tools.structure import Change
@@ -22,13 +23,26 @@ def status_event(phase: Literal["spinner", "settled"], tool: str, text: str) -> 
     return {"type": "status", "phase": phase, "tool": tool, "text": text}
 
 
-def workflow_event(yaml: str, version: int, changes: list[Change]) -> Event:
-    return {
+def workflow_event(
+    yaml: str,
+    version: int,
+    changes: Sequence[Change],
+    *,
+    workflow_id: str | None = None,
+    turn_id: str | None = None,
+) -> Event:
+    """A committed version of the document: the graph's event and the bus/wire frame."""
+    event: Event = {
         "type": "workflow",
         "version": version,
         "yaml": yaml,
         "changes": [c.as_dict() for c in changes],
     }
+    if workflow_id is not None:
+        event["workflow_id"] = workflow_id
+    if turn_id is not None:
+        event["turn_id"] = turn_id
+    return event
 
 
 def delta_event(text: str) -> Event:

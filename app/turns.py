@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agents.events import workflow_event
 from agents.models.base import ChatModel, Role
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, TurnRuntime
@@ -73,14 +74,9 @@ class StoreCommitter:
             )
             await self.bus.publish(
                 self.workflow_id,
-                {
-                    "type": "workflow",
-                    "workflow_id": self.workflow_id,
-                    "version": version,
-                    "yaml": yaml,
-                    "changes": [c.as_dict() for c in changes],
-                    "turn_id": turn_id,
-                },
+                workflow_event(
+                    yaml, version, changes, workflow_id=self.workflow_id, turn_id=turn_id
+                ),
             )
             return version
 

@@ -26,21 +26,8 @@ edges:
     enabled: true
 """
 
-# The same two steps behind a disabled webhook trigger.
-REFERRAL_WITH_WEBHOOK = """\
-name: Referral intake
-jobs:
-  fetch:
-    id: 00000000-0000-4000-8000-000000000001
-    name: Fetch referral
-    adaptor: '@openfn/language-http@latest'
-    body: |
-      get('/referrals');
-  check:
-    id: 00000000-0000-4000-8000-000000000002
-    name: Check coverage
-    adaptor: '@openfn/language-fhir@latest'
-    body: // Add operations here
+# The same two steps behind a disabled webhook trigger that starts the first one.
+_WEBHOOK = """\
 triggers:
   webhook:
     id: 00000000-0000-4000-8000-000000000003
@@ -53,10 +40,5 @@ edges:
     target_job: fetch
     condition_type: always
     enabled: true
-  fetch->check:
-    id: 00000000-0000-4000-8000-000000000005
-    source_job: fetch
-    target_job: check
-    condition_type: on_job_success
-    enabled: true
 """
+REFERRAL_WITH_WEBHOOK = REFERRAL_DOC.replace("edges:\n", _WEBHOOK, 1)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Response, status
 
+from agents.events import workflow_event
 from app.api import schemas
 from app.deps import EditorDep, PrincipalDep, ServicesDep
 from app.errors import NotFoundError
@@ -15,6 +16,7 @@ from tools.document import WorkflowDocument
 from tools.errors import ToolInputError
 from tools.importing import mint_missing_ids
 from tools.registry import document_problems, run_tool
+from tools.structure import Change
 
 router = APIRouter(prefix="/v1/workflows", tags=["workflows"])
 
@@ -45,15 +47,9 @@ async def _workflow(services: Services, workflow_id: str) -> WorkflowRecord:
 
 
 async def _publish(services: Services, record: WorkflowRecord, tool: str) -> None:
+    change = Change("updated", "workflow", "*", tool)
     await services.bus.publish(
-        record.id,
-        {
-            "type": "workflow",
-            "workflow_id": record.id,
-            "version": record.version,
-            "yaml": record.yaml,
-            "changes": [{"action": "updated", "kind": "workflow", "key": "*", "detail": tool}],
-        },
+        record.id, workflow_event(record.yaml, record.version, [change], workflow_id=record.id)
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from fastapi import APIRouter, WebSocket
 
+from agents.events import workflow_event
 from app.deps import ServicesDep
 from app.services import Services
 from app.ws.chat import authenticate, error_frame
@@ -27,13 +28,7 @@ async def _snapshot(services: Services, workflow_id: str) -> dict[str, Any] | No
     record = await services.store.get_workflow(workflow_id)
     if record is None:
         return None
-    return {
-        "type": "workflow",
-        "workflow_id": record.id,
-        "version": record.version,
-        "yaml": record.yaml,
-        "changes": [],
-    }
+    return workflow_event(record.yaml, record.version, [], workflow_id=record.id)
 
 
 @router.websocket("/v1/workflows/{workflow_id}/watch")
