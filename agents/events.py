@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from tools.structure import Change
+from tools.document.structure import Change
 
 Event = dict[str, Any]
 

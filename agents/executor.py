@@ -22,11 +22,11 @@ from agents.state import CodeTask, TurnState
 from agents.status import settled_text, spinner_text
 from tools.base import ToolResult
 from tools.document import WorkflowDocument
+from tools.document.redaction import render_structure
 from tools.errors import PlanwrightError
-from tools.job_code import has_code
-from tools.redaction import render_structure
+from tools.jobcode import has_code
+from tools.jobcode.stitch import stitch_job_code
 from tools.registry import run_tool
-from tools.stitch import stitch_job_code
 
 logger = logging.getLogger(__name__)
 

@@ -20,10 +20,10 @@ from agents.events import status_event
 from agents.models.base import ModelRequest, RequestContext
 from agents.runtime import TurnRuntime
 from tools.document import WorkflowDocument
+from tools.document.structure import Job
 from tools.errors import CodeEditError
-from tools.job_code import CodeEdit, apply_code_edits, check_job_code, format_problems
+from tools.jobcode import CodeEdit, apply_code_edits, check_job_code, format_problems
 from tools.registry import input_schema
-from tools.structure import Job
 
 
 class CodeEditArgs(BaseModel):

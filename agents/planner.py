@@ -16,7 +16,7 @@ from agents.models.base import ModelRequest, RequestContext
 from agents.router import page_context
 from agents.runtime import TurnRuntime
 from agents.state import TurnState
-from tools.redaction import redact, render_structure
+from tools.document.redaction import redact, render_structure
 from tools.registry import tool_definitions
 
 BUDGET_SPENT_NOTE = (

@@ -17,7 +17,7 @@ from agents.events import route_event
 from agents.models.base import ModelError, ModelRequest, RequestContext
 from agents.runtime import TurnRuntime
 from agents.state import TurnState
-from tools.redaction import redact
+from tools.document.redaction import redact
 from tools.registry import input_schema
 
 logger = logging.getLogger(__name__)

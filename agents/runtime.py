@@ -16,9 +16,9 @@ from agents.models.base import ChatModel, Role
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
+from tools.document.structure import Change
+from tools.document.yaml_io import DEFAULT_MAX_BYTES
 from tools.errors import PlanwrightError
-from tools.structure import Change
-from tools.yaml_io import DEFAULT_MAX_BYTES
 
 
 class CommitError(PlanwrightError):

@@ -28,7 +28,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
 from tools.document import WorkflowDocument
-from tools.structure import Edge, Structure
+from tools.document.structure import Edge, Structure
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 RECONNECT_ATTEMPTS = 8

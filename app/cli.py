@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from app import chat_cli
 from evals.cli import register as register_evals
-from tools.model import SCHEMA_PATH, render_json_schema
+from tools.document.schema import SCHEMA_PATH, render_json_schema
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -52,7 +52,7 @@ def _schema(args: argparse.Namespace) -> int:
 
 def _adaptor_docs(args: argparse.Namespace) -> int:
     from app.settings import Settings
-    from tools.adaptor_docs import install_adaptor_docs, package_docs_dir_default
+    from tools.catalogue.adaptor_docs import install_adaptor_docs, package_docs_dir_default
 
     target = package_docs_dir_default(Settings().adaptor_docs_dir)
     installed = install_adaptor_docs(target)

@@ -23,8 +23,8 @@ from app.turns import TurnService
 from prompts import load_prompt
 from prompts.langfuse import LangfusePromptSource
 from tools.base import ToolContext
-from tools.catalogue import load_catalogue
-from tools.docs_search import DocsIndex
+from tools.catalogue.adaptors import load_catalogue
+from tools.catalogue.docs_search import DocsIndex
 
 
 @dataclass

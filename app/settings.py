@@ -22,7 +22,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from tools.yaml_io import DEFAULT_MAX_BYTES
+from tools.document.yaml_io import DEFAULT_MAX_BYTES
 
 Role = Literal["editor", "reviewer", "admin"]
 

@@ -30,8 +30,8 @@ from app.store import SessionRecord, Store
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
+from tools.document.structure import Change
 from tools.errors import PlanwrightError
-from tools.structure import Change
 
 log = logging.getLogger(__name__)
 Send = Callable[[dict[str, Any]], Awaitable[None]]

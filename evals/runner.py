@@ -33,8 +33,8 @@ from evals.graders import GradeResult, Judge, JudgeConfig, grade, run_passed
 from evals.scenario import Scenario, load_scenarios
 from prompts import list_prompts, load_prompt
 from tools.base import ToolContext
-from tools.catalogue import AdaptorCatalogue, load_catalogue
-from tools.docs_search import DocsIndex
+from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
+from tools.catalogue.docs_search import DocsIndex
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 Reads each package's ``ast.json`` (or its ``types/*.d.ts`` JSDoc when the
 ast is empty) under a cache folder and prints, or merges into
-``tools/data/adaptors.json``, the facts the catalogue needs: package version,
+``tools/catalogue/data/adaptors.json``, the facts the catalogue needs: package version,
 function names and parameter names. Descriptions are never taken from the
 packages: existing hand-written descriptions are kept, and a function new to
 the catalogue gets a ``TODO`` placeholder to be written by hand.
@@ -24,7 +24,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from tools.adaptor_docs import (  # noqa: E402
+from tools.catalogue.adaptor_docs import (  # noqa: E402
     REACHABLE_PACKAGES,
     find_packages,
     install_adaptor_docs,
@@ -33,7 +33,7 @@ from tools.adaptor_docs import (  # noqa: E402
     read_package_docs,
 )
 
-DEFAULT_CATALOGUE = REPO_ROOT / "tools" / "data" / "adaptors.json"
+DEFAULT_CATALOGUE = REPO_ROOT / "tools" / "catalogue" / "data" / "adaptors.json"
 TODO = "TODO: describe"
 
 

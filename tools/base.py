@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from tools.catalogue import AdaptorCatalogue, load_catalogue
-from tools.structure import Change, Draft
+from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
+from tools.document.structure import Change, Draft
 
 if TYPE_CHECKING:
-    from tools.docs_search import DocsIndex
+    from tools.catalogue.docs_search import DocsIndex
     from tools.document import WorkflowDocument
 
 ToolKind = Literal["mutate", "read", "subagent"]
@@ -49,7 +49,7 @@ class ToolContext:
     def docs(self) -> DocsIndex:
         if self.docs_loader is not None:
             return self.docs_loader()
-        from tools.docs_search import DocsIndex
+        from tools.catalogue.docs_search import DocsIndex
 
         return DocsIndex.build(self.catalogue)
 

@@ -15,7 +15,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from tools import (
+from tools.base import ReadOutput, ToolContext, ToolResult, ToolSpec
+from tools.document import WorkflowDocument
+from tools.document.redaction import redact
+from tools.document.structure import Draft, RekeyEntry, Structure
+from tools.document.validation import Problem, validate
+from tools.edits import (
     add_edges,
     add_jobs,
     call_job_code_agent,
@@ -29,12 +34,7 @@ from tools import (
     update_jobs,
     update_workflow,
 )
-from tools.base import ReadOutput, ToolContext, ToolResult, ToolSpec
-from tools.document import WorkflowDocument
 from tools.errors import DocumentError, PlanwrightError
-from tools.redaction import redact
-from tools.structure import Draft, RekeyEntry, Structure
-from tools.validation import Problem, validate
 
 TOOLS: dict[str, ToolSpec[Any]] = {
     module.TOOL.name: module.TOOL

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from app.deps import SettingsDep
-from tools.model import workflow_json_schema
+from tools.document.schema import workflow_json_schema
 from tools.registry import tool_definitions
 
 router = APIRouter(tags=["meta"])

@@ -13,10 +13,10 @@ from app.errors import NotFoundError
 from app.services import Services
 from app.store import WorkflowRecord
 from tools.document import WorkflowDocument
+from tools.document.importing import mint_missing_ids
+from tools.document.structure import Change
 from tools.errors import ToolInputError
-from tools.importing import mint_missing_ids
 from tools.registry import document_problems, run_tool
-from tools.structure import Change
 
 router = APIRouter(prefix="/v1/workflows", tags=["workflows"])
 

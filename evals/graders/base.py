@@ -15,7 +15,7 @@ from typing import Any
 
 from evals.execute import RunOutcome
 from evals.scenario import Scenario
-from tools.structure import Edge, Structure
+from tools.document.structure import Edge, Structure
 
 
 @dataclass(frozen=True)

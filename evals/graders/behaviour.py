@@ -7,7 +7,7 @@ import re
 from evals.execute import RunOutcome
 from evals.graders.base import GradeResult
 from evals.scenario import Scenario
-from tools.job_code import has_code
+from tools.jobcode import has_code
 from tools.registry import MUTATING_TOOLS
 
 _ASKING = re.compile(

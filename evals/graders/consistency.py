@@ -15,7 +15,7 @@ from evals.execute import RunOutcome
 from evals.graders.base import GradeResult, norm
 from evals.scenario import Scenario
 from tools.document import WorkflowDocument
-from tools.structure import Structure
+from tools.document.structure import Structure
 
 _QUOTED = r"\"[^\"\n]+\"|“[^”\n]+”|'[^'\n]+'"
 _FILLER = r"(?:(?:a|an|the|new|\d+|one|two|three|step|steps|job|jobs|called|named):?\s+)*"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from evals.execute import RunOutcome
 from evals.graders.base import GradeResult, resolve_job
 from evals.scenario import Scenario
+from tools.document.structure import Structure
 from tools.registry import document_problems
-from tools.structure import Structure
 
 
 def _id_problems(before: Structure, after: Structure, may_change: set[str]) -> list[str]:

@@ -22,7 +22,7 @@ from evals.execute import RunOutcome
 from evals.graders.base import GradeResult
 from evals.graders.structure import changed_paths
 from evals.scenario import EVALS_DIR, Scenario
-from tools.redaction import render_structure
+from tools.document.redaction import render_structure
 
 RUBRICS_DIR = EVALS_DIR / "rubrics"
 DEFAULT_JUDGE_MODEL = "claude-sonnet-4-6"

@@ -8,9 +8,9 @@ from typing import Any
 from evals.execute import RunOutcome
 from evals.graders.base import GradeResult, find_edge, norm, resolve_job, resolve_node
 from evals.scenario import Scenario
-from tools.adaptors import adaptor_short_name
-from tools.job_code import has_code
-from tools.structure import Structure
+from tools.catalogue.names import adaptor_short_name
+from tools.document.structure import Structure
+from tools.jobcode import has_code
 
 
 def _job_problems(scenario: Scenario, after: Structure) -> tuple[list[str], int]:

@@ -26,8 +26,8 @@ from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, InMemoryCommitter, TurnRuntime
 from agents.state import TurnInput
 from tools.base import ToolContext
-from tools.catalogue import load_catalogue
-from tools.docs_search import DocsIndex
+from tools.catalogue.adaptors import load_catalogue
+from tools.catalogue.docs_search import DocsIndex
 from tools.document import WorkflowDocument
 
 MAX_TOOL_CALLS = 20

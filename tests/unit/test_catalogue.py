@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.catalogue import (
+from tools.catalogue.adaptors import (
     DEFAULT_CATALOGUE_PATH,
     AdaptorCatalogue,
     AdaptorFunction,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from tools import adaptor_docs
-from tools.adaptor_docs import (
+from tools.catalogue import adaptor_docs
+from tools.catalogue.adaptor_docs import (
     AdaptorDocsError,
     install_adaptor_docs,
     package_docs_dir_default,
@@ -20,8 +20,8 @@ from tools.adaptor_docs import (
     parse_dts,
     read_package_docs,
 )
-from tools.catalogue import load_catalogue
-from tools.docs_search import DocHit, DocsIndex
+from tools.catalogue.adaptors import load_catalogue
+from tools.catalogue.docs_search import DocHit, DocsIndex
 
 REPO = Path(__file__).resolve().parents[2]
 

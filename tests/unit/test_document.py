@@ -23,10 +23,10 @@ from tests.unit.tool_helpers import (
     yaml_block,
 )
 from tools.document import WorkflowDocument
+from tools.document.structure import RemoveEntry
 from tools.errors import DocumentError
+from tools.jobcode.stitch import stitch_job_code
 from tools.registry import document_problems
-from tools.stitch import stitch_job_code
-from tools.structure import RemoveEntry
 
 
 def load_error(text: str, **kwargs: int) -> DocumentError:

@@ -12,8 +12,8 @@ import pytest
 
 from tests.unit.tool_helpers import make_context, ok
 from tools.document import WorkflowDocument
-from tools.emitter import FragmentEmitter
-from tools.yaml_io import load_yaml
+from tools.document.emitter import FragmentEmitter
+from tools.document.yaml_io import load_yaml
 
 HTTP = "'@openfn/language-http@latest'"
 

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tools.errors import CodeEditError
-from tools.job_code import (
+from tools.jobcode import (
     STANDARD_EMPTY_BODY,
     CodeEdit,
     CodeProblem,

@@ -23,11 +23,11 @@ from agents.models.offline import OfflineModel
 from agents.models.offline.codegen import starter_code
 from agents.models.offline.schedule import find_schedule
 from tests.unit.offline_harness import run_turn
-from tools.adaptors import adaptor_short_name
-from tools.catalogue import load_catalogue
+from tools.catalogue.adaptors import load_catalogue
+from tools.catalogue.names import adaptor_short_name
 from tools.document import WorkflowDocument
-from tools.job_code import STANDARD_EMPTY_BODY, check_job_code
-from tools.redaction import redact
+from tools.document.redaction import redact
+from tools.jobcode import STANDARD_EMPTY_BODY, check_job_code
 from tools.registry import MUTATING_TOOLS
 
 # --------------------------------------------------------------------------- documents

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tools.document import WorkflowDocument
+from tools.jobcode.stitch import stitch_job_code
 from tools.registry import run_tool
-from tools.stitch import stitch_job_code
 
 IMPORTED = """\
 jobs:

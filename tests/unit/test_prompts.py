@@ -20,7 +20,7 @@ from prompts import (
 )
 from prompts.loader import PROMPTS_DIR
 from tools.errors import PlanwrightError
-from tools.job_code import check_job_code
+from tools.jobcode import check_job_code
 from tools.registry import TOOLS
 
 # The documented variables of every shipped role (see prompts/loader.py).

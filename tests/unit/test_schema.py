@@ -10,13 +10,13 @@ from ruamel.yaml import YAML
 
 from app.cli import main
 from tools.document import WorkflowDocument
-from tools.model import SCHEMA_PATH, render_json_schema
+from tools.document.schema import SCHEMA_PATH, render_json_schema
 from tools.registry import run_tool
 
 
 def test_committed_schema_is_current() -> None:
     assert SCHEMA_PATH.read_text(encoding="utf-8") == render_json_schema(), (
-        "tools/data/schema is stale: run `planwright schema --write`"
+        "tools/document/data/schema is stale: run `planwright schema --write`"
     )
 
 

@@ -6,13 +6,13 @@ import itertools
 
 import pytest
 
-from tools.adaptors import adaptor_short_name, resolve_adaptor, split_adaptor
-from tools.catalogue import AdaptorCatalogue, load_catalogue
-from tools.cron import cron_problem
+from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
+from tools.catalogue.names import adaptor_short_name, resolve_adaptor, split_adaptor
+from tools.document.cron import cron_problem
+from tools.document.names import derive_key, did_you_mean, edge_key, is_valid_key, sanitise_name
+from tools.document.structure import Edge, Job, Structure, Trigger
+from tools.document.validation import Problem, validate
 from tools.errors import ToolInputError
-from tools.names import derive_key, did_you_mean, edge_key, is_valid_key, sanitise_name
-from tools.structure import Edge, Job, Structure, Trigger
-from tools.validation import Problem, validate
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from tools.base import ToolContext, ToolResult
-from tools.catalogue import load_catalogue
-from tools.docs_search import DocsIndex
+from tools.catalogue.adaptors import load_catalogue
+from tools.catalogue.docs_search import DocsIndex
 from tools.document import WorkflowDocument
+from tools.document.structure import Edge, Job, Trigger
 from tools.registry import TOOLS, run_tool
-from tools.structure import Edge, Job, Trigger
 
 ID_PREFIX = "00000000-0000-4000-8000-"
 STANDARD_BODY = "// Add operations here"

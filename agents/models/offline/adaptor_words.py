@@ -11,7 +11,7 @@ import functools
 import re
 
 from agents.models.offline.grammar import PRONOUN_OBJECTS, unquote
-from tools.catalogue import load_catalogue
+from tools.catalogue.adaptors import load_catalogue
 
 # Words that suggest an adaptor, mapped to catalogue short names. Short names of every
 # catalogue adaptor are recognised too.

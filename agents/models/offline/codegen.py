@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.models.offline.grammar import camel, imperative, js_string, words
-from tools.job_code import check_job_code
+from tools.jobcode import check_job_code
 
 _READ_FUNCTIONS = words(
     "get getValues query sql getSubmissions fetchSubmissions getForms getCases getReferrals "

@@ -15,7 +15,7 @@ from typing import Any
 from agents.models.offline.grammar import camel, js_string, unquote, words
 from agents.models.offline.plan import Reply
 from agents.models.offline.references import NeedsAnswer
-from tools.job_code import check_job_code
+from tools.jobcode import check_job_code
 
 _LEAD = re.compile(
     r"^(?:,\s*)?(?:(?:and\s+)?(?:only|just|run|runs|running|but)\s+)*"

@@ -19,8 +19,8 @@ from agents.models.offline.plan import Outcome, Plan, Reply, call
 from agents.models.offline.references import Found, NeedsAnswer, Resolver, explain, is_vague
 from agents.models.offline.view import View
 from agents.models.offline.wiring import Graph
-from tools.catalogue import load_catalogue
-from tools.names import derive_key
+from tools.catalogue.adaptors import load_catalogue
+from tools.document.names import derive_key
 
 Rule = Callable[[str, View, Resolver], Outcome | None]
 _COND_START = re.compile(

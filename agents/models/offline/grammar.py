@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from tools.names import sanitise_name
+from tools.document.names import sanitise_name
 
 _QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "`": "'", "«": '"', "»": '"'})
 _POLITE = re.compile(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from agents.models.offline.conditions import ALWAYS, SUCCESS, Condition
 from agents.models.offline.plan import Call, call, edge_args
 from agents.models.offline.view import View
-from tools.names import derive_key
+from tools.document.names import derive_key
 
 
 @dataclass

@@ -26,7 +26,7 @@ from agents.models.offline.planner import plan
 from agents.models.offline.references import NeedsAnswer, Resolver
 from agents.models.offline.summary import final_text
 from agents.models.offline.view import View
-from tools.job_code import check_job_code, format_problems, has_code, top_level_operations
+from tools.jobcode import check_job_code, format_problems, has_code, top_level_operations
 
 ToolRound = list[tuple[str, dict[str, Any], str, bool]]
 

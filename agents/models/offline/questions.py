@@ -17,7 +17,7 @@ from agents.models.offline.plan import Outcome, Plan, Reply, call
 from agents.models.offline.references import Missing, Resolver
 from agents.models.offline.schedule import describe_trigger
 from agents.models.offline.view import EdgeView, View, condition_words
-from tools.catalogue import load_catalogue
+from tools.catalogue.adaptors import load_catalogue
 
 _THE = r"(?:the\s+)?"
 _WF = r"(?:this|the|my|our)\s+(?:workflow|flow|pipeline|process)|it|this"

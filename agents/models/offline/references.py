@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from agents.models.offline.grammar import norm, unquote
 from agents.models.offline.plan import Reply
 from agents.models.offline.view import View
-from tools.names import did_you_mean
+from tools.document.names import did_you_mean
 
 _NOISE = re.compile(
     r"^(?:the|a|an|my|our|this|that)\s+|^(?:step|job|node)\s+(?:called|named)\s+"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from agents.models.offline.plan import Outcome, Plan, Reply, call
 from agents.models.offline.view import View
-from tools.cron import cron_problem
+from tools.document.cron import cron_problem
 
 TIME = r"(?:noon|midday|midnight|\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?(?:\s*o'?clock)?)"
 _DAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?s?"

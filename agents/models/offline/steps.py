@@ -25,7 +25,7 @@ from agents.models.offline.references import (
 )
 from agents.models.offline.view import View
 from agents.models.offline.wiring import Graph
-from tools.names import derive_key
+from tools.document.names import derive_key
 
 _ADD = re.compile(
     r"^(?:add|insert|create|put|append|include|plug\s+in|stick)\s+(?P<rest>.+)$"

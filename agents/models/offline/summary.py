@@ -14,7 +14,7 @@ from agents.models.offline.grammar import oxford
 from agents.models.offline.questions import chart
 from agents.models.offline.schedule import describe_trigger
 from agents.models.offline.view import EdgeView, View, condition_words
-from tools.names import sanitise_name
+from tools.document.names import sanitise_name
 
 _STRUCTURE = "\n\nThe workflow now:"
 _ACTIONS = {

@@ -13,11 +13,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tools.adaptors import adaptor_short_name
 from tools.base import ToolContext, ToolResult
+from tools.catalogue.names import adaptor_short_name
 from tools.document import WorkflowDocument
-from tools.job_code import STANDARD_EMPTY_BODY
-from tools.redaction import redact
+from tools.document.redaction import redact
+from tools.jobcode import STANDARD_EMPTY_BODY
 from tools.registry import run_tool
 
 

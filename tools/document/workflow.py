@@ -15,10 +15,9 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from tools.emitter import FragmentEmitter
-from tools.errors import DocumentError
-from tools.model import check_shape
-from tools.structure import (
+from tools.document.emitter import FragmentEmitter
+from tools.document.schema import check_shape
+from tools.document.structure import (
     SECTIONS,
     AddEntry,
     Op,
@@ -31,7 +30,7 @@ from tools.structure import (
     entry_fields,
     make_entry,
 )
-from tools.yaml_comments import (
+from tools.document.yaml_comments import (
     FIELD_INDENT,
     has_comments,
     header_comments,
@@ -46,7 +45,8 @@ from tools.yaml_comments import (
     take_lines,
     write_post,
 )
-from tools.yaml_io import DEFAULT_MAX_BYTES, dump_yaml, load_yaml
+from tools.document.yaml_io import DEFAULT_MAX_BYTES, dump_yaml, load_yaml
+from tools.errors import DocumentError
 
 _TOP_ORDER = ("name", *SECTIONS)
 

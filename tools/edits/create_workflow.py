@@ -3,10 +3,10 @@ from __future__ import annotations
 from pydantic import Field
 
 from tools.base import ToolArgs, ToolContext, ToolSpec
-from tools.edits import add_edge, add_job, clean_name, connect_trigger, set_trigger
+from tools.document.structure import Change, Draft, SetName
+from tools.edits.primitives import add_edge, add_job, clean_name, connect_trigger, set_trigger
+from tools.edits.specs import EdgeSpec, JobSpec, TriggerSpec
 from tools.errors import ToolInputError
-from tools.specs import EdgeSpec, JobSpec, TriggerSpec
-from tools.structure import Change, Draft, SetName
 
 
 class CreateWorkflowArgs(ToolArgs):

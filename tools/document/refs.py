@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
+from tools.document.names import did_you_mean
+from tools.document.structure import Edge, Job, Structure
 from tools.errors import ToolInputError
-from tools.names import did_you_mean
-from tools.structure import Edge, Job, Structure
 
 NodeKind = Literal["job", "trigger"]
 

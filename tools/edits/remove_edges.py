@@ -3,8 +3,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from tools.base import ToolArgs, ToolContext, ToolSpec
-from tools.refs import require_edge
-from tools.structure import Change, Draft, RemoveEntry
+from tools.document.refs import require_edge
+from tools.document.structure import Change, Draft, RemoveEntry
 
 
 class EdgeRef(ToolArgs):

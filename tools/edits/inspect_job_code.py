@@ -4,7 +4,7 @@ from pydantic import Field
 
 from tools.base import ReadOutput, ToolArgs, ToolContext, ToolSpec
 from tools.document import WorkflowDocument
-from tools.refs import require_job
+from tools.document.refs import require_job
 
 
 class InspectJobCodeArgs(ToolArgs):

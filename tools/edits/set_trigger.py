@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 from tools.base import ToolContext, ToolSpec
-from tools.edits import set_trigger as apply_trigger
-from tools.specs import TriggerSpec
-from tools.structure import Draft
+from tools.document.structure import Draft
+from tools.edits.primitives import set_trigger as apply_trigger
+from tools.edits.specs import TriggerSpec
 
 
 class SetTriggerArgs(TriggerSpec):

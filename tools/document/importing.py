@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tools.document import WorkflowDocument
-from tools.structure import SECTIONS, Draft, UpdateEntry
+from tools.document.structure import SECTIONS, Draft, UpdateEntry
 
 
 def mint_missing_ids(doc: WorkflowDocument, new_id: Callable[[], str]) -> int:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from tools.base import ToolResult
 from tools.document import WorkflowDocument
+from tools.document.refs import require_job
+from tools.document.structure import Change, Draft, UpdateEntry
 from tools.errors import DocumentError, PlanwrightError
-from tools.job_code import check_job_code, format_problems
-from tools.refs import require_job
-from tools.structure import Change, Draft, UpdateEntry
+from tools.jobcode import check_job_code, format_problems
 
 
 def stitch_job_code(doc: WorkflowDocument, job_key: str, body: str) -> ToolResult:

@@ -1,6 +1,6 @@
 """The OpenFn adaptor catalogue: which adaptors exist and what functions they offer.
 
-Loaded from ``tools/data/adaptors.json`` (function and parameter names are
+Loaded from ``tools/catalogue/data/adaptors.json`` (function and parameter names are
 facts from the published packages; descriptions are our own). Entries with
 ``"source": "package"`` were extracted by ``scripts/extract_adaptor_signatures.py``
 from each package's ``ast.json``; ``"manual"`` entries were written by hand and

@@ -37,7 +37,7 @@ REACHABLE_PACKAGES: tuple[str, ...] = (
     "@openfn/language-collections",
 )
 
-_REPO_ROOT = Path(__file__).resolve().parents[1]
+_REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class AdaptorDocsError(PlanwrightError):

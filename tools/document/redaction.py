@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from tools.adaptors import adaptor_short_name
-from tools.job_code import body_line_count, has_code
-from tools.structure import Structure
+from tools.catalogue.names import adaptor_short_name
+from tools.document.structure import Structure
+from tools.jobcode import body_line_count, has_code
 
 
 @lru_cache(maxsize=8192)

@@ -3,9 +3,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from tools.base import ToolArgs, ToolContext, ToolSpec
-from tools.edits import add_job
-from tools.specs import JobSpec
-from tools.structure import Draft
+from tools.document.structure import Draft
+from tools.edits.primitives import add_job
+from tools.edits.specs import JobSpec
 
 
 class AddJobsArgs(ToolArgs):

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.adaptors import adaptor_short_name, resolve_adaptor
 from tools.base import ToolContext
-from tools.errors import ToolInputError
-from tools.job_code import STANDARD_EMPTY_BODY, has_code
-from tools.names import MAX_NAME_LENGTH, derive_key, edge_key, is_valid_key, sanitise_name
-from tools.refs import NodeKind, require_edge, require_job, resolve_node
-from tools.specs import EdgeFields, EdgeSpec, JobSpec, TriggerSpec
-from tools.structure import (
+from tools.catalogue.names import adaptor_short_name, resolve_adaptor
+from tools.document.names import MAX_NAME_LENGTH, derive_key, edge_key, is_valid_key, sanitise_name
+from tools.document.refs import NodeKind, require_edge, require_job, resolve_node
+from tools.document.structure import (
     CRON_FIELDS,
     WEBHOOK_FIELDS,
     AddEntry,
@@ -29,6 +26,9 @@ from tools.structure import (
     Trigger,
     UpdateEntry,
 )
+from tools.edits.specs import EdgeFields, EdgeSpec, JobSpec, TriggerSpec
+from tools.errors import ToolInputError
+from tools.jobcode import STANDARD_EMPTY_BODY, has_code
 
 
 def clean_name(raw: str, *, what: str = "Step") -> str:

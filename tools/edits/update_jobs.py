@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from tools.adaptors import resolve_adaptor
 from tools.base import ToolArgs, ToolContext, ToolSpec
-from tools.edits import clean_name, rename_job_key
+from tools.catalogue.names import resolve_adaptor
+from tools.document.refs import require_job
+from tools.document.structure import Change, Draft, UpdateEntry
+from tools.edits.primitives import clean_name, rename_job_key
 from tools.errors import ToolInputError
-from tools.refs import require_job
-from tools.structure import Change, Draft, UpdateEntry
 
 
 class JobUpdate(ToolArgs):

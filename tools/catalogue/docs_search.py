@@ -8,7 +8,7 @@ Documents:
 
 - ``function``: every catalogue function, titled ``http.post(path, data, options)``;
 - ``adaptor``: every catalogue adaptor's description and function list;
-- ``concept``: each ``##`` section of ``tools/data/concepts/*.md``;
+- ``concept``: each ``##`` section of ``tools/catalogue/data/concepts/*.md``;
 - ``package-doc``: when a package-docs cache folder is given and holds installed
   adaptor packages, each documented function's description, parameter notes
   and examples (that text stays in the cache and is never committed).
@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.adaptor_docs import PackageDocs, read_all_package_docs
-from tools.catalogue import Adaptor, AdaptorCatalogue, short_name
+from tools.catalogue.adaptor_docs import PackageDocs, read_all_package_docs
+from tools.catalogue.adaptors import Adaptor, AdaptorCatalogue, short_name
 
 DEFAULT_CONCEPTS_DIR = Path(__file__).resolve().parent / "data" / "concepts"
 

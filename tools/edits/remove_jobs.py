@@ -3,9 +3,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from tools.base import ToolArgs, ToolContext, ToolSpec
-from tools.edits import remove_job
-from tools.refs import require_job
-from tools.structure import Draft
+from tools.document.refs import require_job
+from tools.document.structure import Draft
+from tools.edits.primitives import remove_job
 
 
 class RemoveJobsArgs(ToolArgs):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tools.catalogue import AdaptorCatalogue
+from tools.catalogue.adaptors import AdaptorCatalogue
 from tools.errors import ToolInputError
 
 _VERSION = re.compile(r"^(latest|\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?)$")

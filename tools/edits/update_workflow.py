@@ -3,9 +3,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from tools.base import ToolArgs, ToolContext, ToolSpec
-from tools.edits import clean_name
+from tools.document.structure import Change, Draft, SetName
+from tools.edits.primitives import clean_name
 from tools.errors import ToolInputError
-from tools.structure import Change, Draft, SetName
 
 
 class UpdateWorkflowArgs(ToolArgs):

@@ -27,8 +27,8 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
-from tools.structure import SECTIONS
-from tools.yaml_io import dump_yaml, make_yaml
+from tools.document.structure import SECTIONS
+from tools.document.yaml_io import dump_yaml, make_yaml
 
 FragmentKey = tuple[Any, ...]
 _DOCUMENT_END = "\n...\n"

@@ -3,9 +3,9 @@ from __future__ import annotations
 from pydantic import Field
 
 from tools.base import ToolArgs, ToolContext, ToolSpec
-from tools.edits import update_edge
-from tools.specs import EdgeFields
-from tools.structure import Draft
+from tools.document.structure import Draft
+from tools.edits.primitives import update_edge
+from tools.edits.specs import EdgeFields
 
 
 class EdgeUpdate(EdgeFields):

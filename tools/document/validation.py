@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from tools.adaptors import split_adaptor
-from tools.catalogue import AdaptorCatalogue
-from tools.cron import cron_problem
-from tools.names import MAX_NAME_LENGTH, derive_key, is_valid_key, sanitise_name
-from tools.structure import Structure
+from tools.catalogue.adaptors import AdaptorCatalogue
+from tools.catalogue.names import split_adaptor
+from tools.document.cron import cron_problem
+from tools.document.names import MAX_NAME_LENGTH, derive_key, is_valid_key, sanitise_name
+from tools.document.structure import Structure
 
 
 @dataclass(frozen=True)

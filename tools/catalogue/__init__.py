@@ -1,0 +1,7 @@
+"""What the tools know about OpenFn adaptors.
+
+- ``adaptors``: the adaptor catalogue (``data/adaptors.json``);
+- ``names``: resolving and shortening adaptor names;
+- ``adaptor_docs``, ``docs_search``: package docs and the FTS5 documentation index
+  over them and ``data/concepts/``.
+"""
