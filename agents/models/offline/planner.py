@@ -1,71 +1,40 @@
 """One planner request -> an outcome: tool calls to propose, or a plain reply.
 
-Order: clarification follow-ups, "start over", building from a description,
-questions, then edit commands (several may be given, separated by sentences,
-";", "and then"). Every planned call is first run on a scratch copy of the
-workflow with the real tools: a plan the tools would reject becomes an
-explanation, never a half-applied edit. Read-only sessions get answers only.
+Clarification follow-ups first, then the rule table (:mod:`.rules.table`), in
+order: rules on the whole message (greeting, undo, "start over", building),
+questions, then commands (several may be given, separated by sentences, ";",
+"and then"). Every planned call is first run on a scratch copy of the workflow
+with the real tools: a plan the tools would reject becomes an explanation, never
+a half-applied edit. Read-only sessions get answers only.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 from agents.models.base import RequestContext
-from agents.models.offline import build, code_requests, connections, edits, questions, steps
+from agents.models.offline import build
 from agents.models.offline.grammar import clean, strip_polite
 from agents.models.offline.plan import Outcome, Plan, Reply, call
+from agents.models.offline.questions import question_body
 from agents.models.offline.references import Found, NeedsAnswer, Resolver
-from agents.models.offline.schedule import parse_trigger_command
+from agents.models.offline.rules import RULES, Turn, attempt, capabilities
+from agents.models.offline.rules.base import at_stage
 from agents.models.offline.view import Scratch, View
 from tools.registry import MUTATING_TOOLS
 
-CAPABILITIES = """\
-I'm the offline assistant (no AI model is configured), so I understand a fixed set of \
-plain-English requests:
-- build: "create a workflow that gets referrals from http, checks coverage with fhir, then \
-emails the coordinator with gmail, every weekday at 7", or a numbered list of steps \
-("1. ... 2. ..."), with "if ... otherwise ..." branches
-- steps: "add a step called Dedupe after Fetch patients", "insert Validate between A and B", \
-"rename A to B", "change A to use fhir", "remove A", "move A after B"
-- edges: "connect A to B on failure", "run B only if A fails", "disconnect A from B", \
-"make A go to C instead of B", "connect A to B when state.data.ok"
-- trigger: "run it every day at 9", "weekdays at 7:30", "every 15 minutes", "use a webhook", \
-"enable the trigger"
-- code: "write the code for A to fetch patients"
-- questions: "what does this workflow do", "what happens if A fails", "which steps use http", \
-"list the steps", "what triggers this"
-- "start over"
-Set ANTHROPIC_API_KEY to enable free-form requests."""
+CAPABILITIES = capabilities()
 
-_START_OVER = re.compile(
-    r"^(?:let'?s\s+)?(?:start\s+(?:over|again|from\s+scratch|fresh)|clear\s+(?:the\s+|this\s+)?"
-    r"(?:workflow|everything|all(?:\s+(?:the\s+)?steps)?|steps)|(?:delete|remove|wipe|erase)\s+"
-    r"(?:everything|all\s+(?:the\s+|of\s+the\s+)?(?:steps|jobs)|every\s+step|the\s+whole\s+workflow)"
-    r"|reset(?:\s+(?:the|this)\s+workflow)?|scrap\s+(?:it|everything|this))\b"
-    r"[\s,.:;-]*(?:and\s+|then\s+)*(?P<rest>.*)$",
-    re.I | re.S,
-)
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z])|;\s*|\n+|,?\s+and\s+then\s+|,\s+then\s+", re.I)
 _QUALIFIER = re.compile(r"^(?:but|if|when|unless|so|only)\b", re.I)
-_UNDO = re.compile(r"^(?:undo|revert|roll\s*back|go\s+back)\b.*$", re.I)
-_GREETING = re.compile(r"^(?:hi|hello|hey|help|what can you do|\?)?$", re.I)
 _FIX = re.compile(
     r"^(?:fix|repair|resolve)(?:\s+(?:it|this|that|the\s+errors?|the\s+problems?))?$", re.I
 )
 _ASKED = re.compile(r'^Which step do you mean by "(?P<phrase>[^"]+)": (?P<options>.+)\? Nothing')
-
-Parser = Callable[[str, View, Resolver], Outcome | None]
-_COMMANDS: list[Parser] = [
-    *connections.RULES,
-    code_requests.code_request,
-    lambda text, view, resolver: parse_trigger_command(text, view),
-    *edits.RULES,
-    steps.move,
-    steps.add,
-]
+_MESSAGE_RULES = at_stage(RULES, "message")
+_QUESTION_RULES = at_stage(RULES, "question")
+_COMMAND_RULES = at_stage(RULES, "command")
 
 
 def plan(context: RequestContext) -> Outcome:
@@ -93,46 +62,16 @@ def plan(context: RequestContext) -> Outcome:
 
 def _compile(text: str, scratch: Scratch, current: str | None) -> Outcome | None:
     stripped = strip_polite(text)
-    view = scratch.view
-    if _GREETING.match(stripped):
-        return Reply(CAPABILITIES)
-    if _UNDO.match(stripped):
-        return Reply(
-            "I can't undo offline, but every change is saved as a version: open the version "
-            "history and revert to the version before it (a revert is itself a new version). "
-            "Nothing was changed."
-        )
-    start_over = _START_OVER.match(stripped)
-    if start_over:
-        first: Plan = Plan([])
-        if view.jobs:
-            first = Plan([call("remove_jobs", keys=[j["key"] for j in view.jobs])])
-            _try(first, scratch)
-        rest = start_over.group("rest").strip()
-        if not rest:
-            if not first.calls:
-                return Reply("The workflow is already empty. What should it do?")
-            return first
-        following = _compile(rest, scratch, None)
-        if following is None:
-            return Reply(
-                f'I understood "start over" but not "{rest}", so I changed nothing.\n\n'
-                + CAPABILITIES
-            )
-        if isinstance(following, Reply):
-            return following
-        return first + following
-    sop = build.looks_like_sop(stripped)
-    if build.is_build_request(stripped) or (
-        sop and (not view.jobs or build.starts_with_arrival(stripped))
-    ):
-        outcome = build.parse_build(stripped, view)
+    turn = Turn(scratch, current, _compile)
+    for rule in _MESSAGE_RULES:
+        outcome = rule.apply(turn, stripped)
         if outcome is not None:
-            return _try(outcome, scratch)
-    resolver = Resolver(view, current)
-    answer = questions.answer(stripped, view, resolver)
-    if answer is not None:
-        return _try(answer, scratch)
+            return attempt(outcome, scratch) if rule.tried else outcome
+    body = question_body(stripped)
+    for rule in _QUESTION_RULES:
+        outcome = rule.apply(turn, body)
+        if outcome is not None:
+            return attempt(outcome, scratch) if rule.tried else outcome
     parts = _SPLIT.split(stripped)
     pieces = (strip_polite(build.strip_marker(p)) for p in parts)
     commands = [c for c in pieces if c and not build.is_filler(c)]
@@ -152,13 +91,12 @@ def _compile(text: str, scratch: Scratch, current: str | None) -> Outcome | None
 
 
 def _command(text: str, scratch: Scratch, current: str | None) -> Outcome | None:
-    view = scratch.view
-    resolver = Resolver(view, current)
-    for parser in _COMMANDS:
-        outcome = parser(text, view, resolver)
+    turn = Turn(scratch, current, _compile)
+    for rule in _COMMAND_RULES:
+        outcome = rule.apply(turn, text)
         if outcome is not None:
             rest = outcome.rest if isinstance(outcome, Plan) else ""
-            outcome = _try(outcome, scratch)
+            outcome = attempt(outcome, scratch) if rule.tried else outcome
             return _and_rest(outcome, rest, scratch, current) if rest else outcome
     return None
 
@@ -187,21 +125,6 @@ def not_understood(part: str, *, name_hint: bool = False) -> Reply:
         else ""
     )
     return Reply(f'I didn\'t understand "{part}", so I changed nothing.{quote}\n\n' + CAPABILITIES)
-
-
-def _try(outcome: Outcome, scratch: Scratch) -> Outcome:
-    """Run a plan on the scratch copy; a call the tools reject becomes an explanation."""
-    if not isinstance(outcome, Plan):
-        return outcome
-    if not outcome.calls:
-        raise NeedsAnswer(Reply("Nothing needs to change for that; the workflow is as asked."))
-    for planned in outcome.calls:
-        result = scratch.run(planned.name, planned.input)
-        if not result.ok:
-            message = re.sub(r"^Error \([\w_]+\): ", "", result.text)
-            lead = "Nothing to change:" if result.error_code == "no_change" else "I can't do that:"
-            raise NeedsAnswer(Reply(f"{lead} {message}", meta={"tool": planned.name}))
-    return outcome
 
 
 def _follow_up(text: str, history: list[dict[str, Any]], view: View) -> str | None:

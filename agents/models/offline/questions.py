@@ -4,6 +4,9 @@
 happens if X fails", "what runs before X", "which steps use http", "which steps
 have code", "what triggers this", "tell me about X", "show me the code of X"
 (the one question that needs a read tool), "what adaptors are there".
+
+The answers live here; the patterns that pick them, in order, are rules in
+:mod:`agents.models.offline.rules.questions`.
 """
 
 from __future__ import annotations
@@ -18,9 +21,6 @@ from agents.models.offline.references import Missing, Resolver
 from agents.models.offline.schedule import describe_trigger
 from agents.models.offline.view import EdgeView, View, condition_words
 from tools.catalogue.adaptors import load_catalogue
-
-_THE = r"(?:the\s+)?"
-_WF = r"(?:this|the|my|our)\s+(?:workflow|flow|pipeline|process)|it|this"
 
 
 class Match:
@@ -197,92 +197,12 @@ def _docs(match: Match, view: View, resolver: Resolver) -> Outcome:
     return Plan([call("search_documentation", query=query)], "Searching the documentation.")
 
 
-_REF = r"(?P<ref>.+?)"
-_QUESTIONS: list[tuple[str, Handler]] = [
-    (r"^(?:what|which)\s+(?:adaptors|connectors)\b.*$", _adaptors),
-    (
-        r"^(?:what|which)\s+functions\s+(?:does|do|are\s+in|can\s+i\s+use\s+(?:in|with))\s+"
-        r"(?:the\s+)?(?P<adaptor>[\w@./-]+)(?:\s+adaptor)?(?:\s+(?:have|offer|provide))?$",
-        _functions,
-    ),
-    (
-        rf"^(?:show|print|display|give)\s+(?:me\s+)?{_THE}(?:code|body|script)\s+(?:of|for|in)\s+"
-        rf"{_REF}$|^what(?:'s|\s+is)\s+(?:the\s+)?code\s+(?:of|for|in)\s+(?P<ref2>.+?)$",
-        _show_code,
-    ),
-    (
-        rf"^what\s+(?:happens|runs|comes|is\s+next|happens\s+next|runs\s+next|comes\s+next)\s+"
-        rf"(?:if|when|once)\s+{_REF}\s+(?P<outcome>fails|errors|breaks|crashes|succeeds|works"
-        r"|passes)$|^what\s+if\s+(?P<ref2>.+?)\s+(?P<outcome2>fails|succeeds)$",
-        _outcome,
-    ),
-    (
-        rf"^(?:what|where)\s+(?:happens|runs|comes|goes|is\s+next|does\s+it\s+go)\s+(?:next\s+)?"
-        rf"after\s+{_REF}$|^what\s+(?:follows|comes\s+after)\s+{_REF.replace('ref', 'ref2')}$"
-        rf"|^where\s+does\s+(?P<ref3>.+?)\s+(?:go|lead)(?:\s+next)?$",
-        _after,
-    ),
-    (
-        rf"^what\s+(?:happens|runs|comes|leads)\s+(?:before|to|into)\s+{_REF}$"
-        rf"|^what\s+(?:feeds|precedes)\s+(?P<ref2>.+)$",
-        _before,
-    ),
-    (
-        r"^(?:which|what)\s+(?:steps?|jobs?)\s+(?:use|uses|are\s+using|run\s+on|talk\s+to)\s+"
-        r"(?:the\s+)?(?P<adaptor>[\w@./-]+)(?:\s+adaptor)?$"
-        r"|^(?:what|which|does\s+anything|do\s+any\s+steps)\s+uses?\s+(?:the\s+)?"
-        r"(?P<adaptor2>[\w@./-]+)(?:\s+adaptor)?$",
-        _uses,
-    ),
-    (
-        r"^(?:which|what)\s+(?:steps?|jobs?)\s+(?:(?P<no>have\s+no|don'?t\s+have|do\s+not\s+have|"
-        r"lack|are\s+missing|still\s+need|need)|have|already\s+have)\s+(?:any\s+)?code$",
-        _code_status,
-    ),
-    (
-        rf"^(?:what|who)\s+(?:triggers|starts|kicks\s+off|runs)\s+(?:{_WF})$"
-        rf"|^how\s+(?:is|does)\s+(?:{_WF})\s+(?:triggered|start|get\s+triggered|run)$"
-        rf"|^when\s+(?:does|will)\s+(?:{_WF})\s+run$|^what(?:'s|\s+is)\s+{_THE}(?:schedule|trigger)$"
-        rf"|^is\s+{_THE}(?:trigger|schedule|webhook)\s+(?:enabled|on|active|disabled|off)$",
-        _trigger,
-    ),
-    (
-        rf"^(?:list|show|name|what\s+are|which\s+are|give\s+me)\s+(?:me\s+)?{_THE}(?:all\s+)?"
-        rf"(?:the\s+)?steps(?:\s+in\s+(?:{_WF}))?$|^how\s+many\s+steps.*$|^what\s+steps\b.*$",
-        _list_steps,
-    ),
-    (
-        rf"^(?:what\s+does\s+(?:{_WF})\s+do|describe\s+(?:{_WF})|explain\s+(?:{_WF})"
-        rf"|summari[sz]e\s+(?:{_WF})|give\s+me\s+an\s+overview.*|walk\s+me\s+through.*"
-        rf"|what\s+is\s+(?:{_WF})|show\s+(?:me\s+)?(?:{_WF})|overview)$",
-        _describe,
-    ),
-    (
-        rf"^(?:what\s+does\s+{_REF}\s+do|tell\s+me\s+about\s+(?P<ref2>.+)|what\s+is\s+(?P<ref3>.+)"
-        rf"|describe\s+(?P<ref4>.+)|explain\s+(?P<ref5>.+))$",
-        _about,
-    ),
-    (
-        r"^(?:search\s+(?:the\s+)?(?:docs|documentation)\s+for|look\s+up|how\s+do\s+i|how\s+can\s+i"
-        r"|how\s+to)\s+(?P<query>.+)$",
-        _docs,
-    ),
-]
-_COMPILED = [(re.compile(p, re.I), h) for p, h in _QUESTIONS]
-
-
-def answer(text: str, view: View, resolver: Resolver) -> Outcome | None:
+def question_body(text: str) -> str:
+    """The question itself: "tell me what ...?" -> "what ..."."""
     body = re.sub(
         r"^(?:tell\s+me|can\s+you\s+tell\s+me|do\s+you\s+know)\s+(?=what|which|how|when|where)",
         "",
         text.strip().rstrip("?").strip(),
         flags=re.I,
     )
-    body = re.sub(r"^(?:so|and|ok|okay|hey),?\s+", "", body, flags=re.I)
-    for pattern, handler in _COMPILED:
-        match = pattern.match(body)
-        if match:
-            outcome = handler(Match(match), view, resolver)
-            if outcome is not None:
-                return outcome
-    return None
+    return re.sub(r"^(?:so|and|ok|okay|hey),?\s+", "", body, flags=re.I)

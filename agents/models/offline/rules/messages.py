@@ -1,0 +1,201 @@
+"""Rules on the whole message, tried first: greeting, undo, start over, building.
+
+Building (a description, a numbered or bulleted list, an SOP in prose) is parsed by
+:mod:`agents.models.offline.build`; it only builds on an empty workflow.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.models.offline import build
+from agents.models.offline.plan import Outcome, Plan, Reply, call
+from agents.models.offline.rules.base import Example, Rule, Turn, attempt, patterns
+
+_GREETING = patterns(r"^(?:hi|hello|hey|help|what can you do|\?)?$")
+_UNDO = patterns(r"^(?:undo|revert|roll\s*back|go\s+back)\b.*$")
+_START_OVER = (
+    re.compile(
+        r"^(?:let'?s\s+)?(?:start\s+(?:over|again|from\s+scratch|fresh)|clear\s+(?:the\s+|this\s+)?"
+        r"(?:workflow|everything|all(?:\s+(?:the\s+)?steps)?|steps)|(?:delete|remove|wipe|erase)\s+"
+        r"(?:everything|all\s+(?:the\s+|of\s+the\s+)?(?:steps|jobs)|every\s+step|the\s+whole\s+"
+        r"workflow)|reset(?:\s+(?:the|this)\s+workflow)?|scrap\s+(?:it|everything|this))\b"
+        r"[\s,.:;-]*(?:and\s+|then\s+)*(?P<rest>.*)$",
+        re.I | re.S,
+    ),
+)
+
+
+def capabilities() -> str:
+    from agents.models.offline.rules.docs import capabilities as rendered
+
+    return rendered()
+
+
+def _greeting(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome:
+    return Reply(capabilities())
+
+
+def _undo(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome:
+    return Reply(
+        "I can't undo offline, but every change is saved as a version: open the version "
+        "history and revert to the version before it (a revert is itself a new version). "
+        "Nothing was changed."
+    )
+
+
+def _start_over(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome:
+    """Remove every step; what follows ("and create a workflow that ...") runs on the
+    emptied copy in the same turn."""
+    assert match is not None
+    first: Plan = Plan([])
+    if turn.view.jobs:
+        first = Plan([call("remove_jobs", keys=[j["key"] for j in turn.view.jobs])])
+        attempt(first, turn.scratch)
+    rest = match.group("rest").strip()
+    if not rest:
+        if not first.calls:
+            return Reply("The workflow is already empty. What should it do?")
+        return first
+    following = turn.compile(rest, turn.scratch, None)
+    if following is None:
+        return Reply(
+            f'I understood "start over" but not "{rest}", so I changed nothing.\n\n'
+            + capabilities()
+        )
+    if isinstance(following, Reply):
+        return following
+    return first + following
+
+
+def _build(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None:
+    sop = build.looks_like_sop(text)
+    if build.is_build_request(text) or (
+        sop and (not turn.view.jobs or build.starts_with_arrival(text))
+    ):
+        return build.parse_build(text, turn.view)
+    return None
+
+
+_NUMBERED = (
+    "create a workflow called Intake:\n1. Fetch patients from dhis2\n2. Transform the data\n"
+    "3. Upsert the records to postgres"
+)
+_BRANCHES = (
+    "Create a workflow called Referral intake:\n1. Pull the referral from Epic\n"
+    "2. Check the insurance\n3. If the plan is BlueCross HMO, submit a prior-auth request "
+    "through the payer portal\n4. Otherwise verify the coverage is active\n"
+    "5. Attach the clinical documents"
+)
+
+RULES = [
+    Rule(
+        "greeting",
+        "other",
+        "message",
+        _greeting,
+        _GREETING,
+        (
+            Example(
+                "what can you do",
+                "lists what it understands (the answer to anything it does not)",
+                also=("help", "hello"),
+                says=("rename A to B", "ANTHROPIC_API_KEY"),
+            ),
+        ),
+    ),
+    Rule(
+        "undo",
+        "other",
+        "message",
+        _undo,
+        _UNDO,
+        (
+            Example(
+                "undo",
+                "explains that every change is a version you can revert to",
+                also=("roll back the last change",),
+                says=("revert",),
+            ),
+        ),
+    ),
+    Rule(
+        "start_over",
+        "other",
+        "message",
+        _start_over,
+        _START_OVER,
+        (
+            Example(
+                "start over",
+                "`remove_jobs` with every step",
+                also=("clear the workflow", "delete everything"),
+                tools=("remove_jobs",),
+                menu="start over",
+            ),
+            Example(
+                "start over and create a workflow that fetches patients from dhis2 and then "
+                "upserts them to postgres",
+                "`remove_jobs`, then builds the new workflow in the same turn",
+                tools=("remove_jobs", "create_workflow"),
+            ),
+        ),
+        tried=False,
+    ),
+    Rule(
+        "build",
+        "build",
+        "message",
+        _build,
+        (),
+        (
+            Example(
+                "create a workflow that gets referrals from http, checks coverage with fhir, then "
+                "emails the coordinator with gmail, every weekday at 7",
+                "`create_workflow`: Get referrals (http) → Check coverage (fhir) → Email "
+                "coordinator (gmail), cron `0 7 * * 1-5`",
+                doc="empty",
+                tools=("create_workflow",),
+                cron="0 7 * * 1-5",
+                menu="create a workflow that gets referrals from http, checks coverage with fhir, "
+                "then emails the coordinator with gmail, every weekday at 7",
+            ),
+            Example(
+                _NUMBERED,
+                "one step per line (numbered or bulleted), chained on success",
+                doc="empty",
+                tools=("create_workflow",),
+                says=("Intake",),
+            ),
+            Example(
+                "First I pull up the referral in Epic and check the insurance. If it's BlueCross, "
+                "I submit a prior-auth request. For everything else, I verify the coverage is "
+                "active.",
+                'an SOP in prose: sentences, "then", "finally", "and <verb>" split steps',
+                doc="empty",
+                tools=("create_workflow",),
+            ),
+            Example(
+                _BRANCHES,
+                "JS edges `state.data.plan === 'BlueCross HMO'` (label \"BlueCross HMO\") and "
+                "`state.data.plan !== 'BlueCross HMO'`",
+                doc="empty",
+                tools=("create_workflow",),
+            ),
+            Example(
+                "1) Get orders from the shop API\n2) Save them in mysql\n3) If that fails, email "
+                "the ops team\n4) Send a confirmation sms",
+                'an on-failure edge from the step before ("if that fails", "on failure")',
+                doc="empty",
+                tools=("create_workflow",),
+            ),
+            Example(
+                "when a lab result arrives, parse it, if it fails alert the lab team via sms, "
+                "otherwise store it in postgres",
+                'webhook trigger; "it"/"them" become the thing named earlier ("Parse lab result")',
+                doc="empty",
+                tools=("create_workflow",),
+            ),
+        ),
+    ),
+]
