@@ -109,7 +109,7 @@ RULES = [
         ),
     ),
     _rule(
-        "trigger",
+        "what_triggers",
         rf"^(?:what|who)\s+(?:triggers|starts|kicks\s+off|runs)\s+(?:{_WF})$"
         rf"|^how\s+(?:is|does)\s+(?:{_WF})\s+(?:triggered|start|get\s+triggered|run)$"
         rf"|^when\s+(?:does|will)\s+(?:{_WF})\s+run$|^what(?:'s|\s+is)\s+{_THE}(?:schedule|trigger)$"
