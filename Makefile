@@ -1,12 +1,14 @@
 # Two commands do everything on a fresh machine:
 #   make serve   - install into .venv (once) and run the service on embedded defaults
-#   make test    - install into .venv (once) and run lint, types and the whole test suite
+#   make test    - install into .venv (once), ensure Redis, Postgres, Chromium and the
+#                  npm @openfn/project (scripts/ensure-test-services.sh), then run lint,
+#                  types and the whole test suite
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test lint schema bench adaptor-docs
+.PHONY: serve test services lint schema bench adaptor-docs
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -22,7 +24,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint
+services: $(STAMP)
+	PYTHON=$(BIN)/python scripts/ensure-test-services.sh
+
+test: services
+	$(MAKE) --no-print-directory lint
 	$(BIN)/pytest -q
 
 schema: $(STAMP)
