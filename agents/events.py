@@ -1,26 +1,123 @@
 """Typed events a turn emits through LangGraph's custom stream.
 
-The graph never touches a socket: nodes write these dicts with the run's
-stream writer, and the service turns them into WebSocket frames (adding
-``seq`` and ``turn_id``).
+The graph never touches a socket: nodes write these models with the run's
+stream writer, the runner yields them, and the service turns each into its
+WebSocket frame (``app/ws/protocol.py`` adds ``turn_id`` and, for workflow
+frames, ``workflow_id``). Consumers read fields; nothing parses the status
+prose back out. ``wire()`` is the event's JSON form, the same keys the frame
+carries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from tools.document.structure import Change
 
-Event = dict[str, Any]
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def wire(self) -> dict[str, Any]:
+        """The event as its frame's JSON object (fields that are ``None`` are left out)."""
+        return self.model_dump(mode="json", exclude_none=True)
 
 
-def route_event(destination: str) -> Event:
-    return {"type": "route", "destination": destination}
+class RouteEvent(_Event):
+    """Which agent answers this turn."""
+
+    type: Literal["route"] = "route"
+    destination: Literal["planner", "job_code"]
+    """``planner`` (structure and code through tools) or ``job_code`` (the step on the page)."""
 
 
-def status_event(phase: Literal["spinner", "settled"], tool: str, text: str) -> Event:
-    return {"type": "status", "phase": phase, "tool": tool, "text": text}
+class StatusEvent(_Event):
+    """A tool call starting (``spinner``) or finished (``settled``), for people to read."""
+
+    type: Literal["status"] = "status"
+    phase: Literal["spinner", "settled"]
+    tool: str
+    """The tool's registered name."""
+    text: str
+    """Human status line; display only, never parsed."""
+    tool_use_id: str | None = None
+    """The model's tool_use id this status belongs to (absent on the direct code route)."""
+    job_key: str | None = None
+    """The step a code sub-agent works on (code calls only)."""
+    job_name: str | None = None
+    """That step's display name, when it is known."""
+
+
+class WorkflowEvent(_Event):
+    """A committed version of the document: the graph's event and the bus/wire frame."""
+
+    type: Literal["workflow"] = "workflow"
+    version: int
+    yaml: str
+    changes: list[dict[str, str]] = Field(default_factory=list)
+    workflow_id: str | None = None
+    turn_id: str | None = None
+
+
+class DeltaEvent(_Event):
+    """A chunk of the assistant's reply while it streams."""
+
+    type: Literal["message.delta"] = "message.delta"
+    text: str
+
+
+class MessageEvent(_Event):
+    """The assistant's whole final reply for the turn."""
+
+    type: Literal["message"] = "message"
+    text: str
+
+
+class ConfirmEvent(_Event):
+    """The turn is paused until someone answers ``question``."""
+
+    type: Literal["confirm.required"] = "confirm.required"
+    request_id: str
+    question: str
+
+
+class TurnUsage(BaseModel):
+    """Token counts of every model call of the turn."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class TurnCompletedEvent(_Event):
+    """The turn's last event when it ran to the end."""
+
+    type: Literal["turn.completed"] = "turn.completed"
+    version: int
+    tool_rounds: int
+    usage: TurnUsage
+    duration_ms: int
+
+
+Event = Annotated[
+    RouteEvent
+    | StatusEvent
+    | WorkflowEvent
+    | DeltaEvent
+    | MessageEvent
+    | ConfirmEvent
+    | TurnCompletedEvent,
+    Field(discriminator="type"),
+]
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+
+def parse_event(data: dict[str, Any]) -> Event:
+    """An event back from its wire form (the bus carries workflow events as JSON)."""
+    return EVENT_ADAPTER.validate_python(data)
 
 
 def workflow_event(
@@ -30,28 +127,12 @@ def workflow_event(
     *,
     workflow_id: str | None = None,
     turn_id: str | None = None,
-) -> Event:
-    """A committed version of the document: the graph's event and the bus/wire frame."""
-    event: Event = {
-        "type": "workflow",
-        "version": version,
-        "yaml": yaml,
-        "changes": [c.as_dict() for c in changes],
-    }
-    if workflow_id is not None:
-        event["workflow_id"] = workflow_id
-    if turn_id is not None:
-        event["turn_id"] = turn_id
-    return event
-
-
-def delta_event(text: str) -> Event:
-    return {"type": "message.delta", "text": text}
-
-
-def message_event(text: str) -> Event:
-    return {"type": "message", "text": text}
-
-
-def confirm_event(request_id: str, question: str) -> Event:
-    return {"type": "confirm.required", "request_id": request_id, "question": question}
+) -> WorkflowEvent:
+    """A committed version of the document, from the changes that made it."""
+    return WorkflowEvent(
+        version=version,
+        yaml=yaml,
+        changes=[c.as_dict() for c in changes],
+        workflow_id=workflow_id,
+        turn_id=turn_id,
+    )

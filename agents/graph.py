@@ -8,37 +8,27 @@ shares the checkpointer.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
 
-from agents.events import message_event
-from agents.executor import collect_node, confirm_node, direct_code_node, job_code_node, tools_node
-from agents.planner import planner_node
-from agents.router import route_node
+from agents.nodes.code import collect_node, direct_code_node, job_code_node
+from agents.nodes.confirm import confirm_node
+from agents.nodes.finish import finish_node
+from agents.nodes.planner import planner_node
+from agents.nodes.route import route_node
+from agents.nodes.tools_round import tools_node
 from agents.runtime import TurnRuntime
 from agents.state import CodeTask, TurnInput, TurnState
 
 
-def finish_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
-    text = state.get("final_text") or ""
-    runtime.stream_writer(message_event(text))
-    history = [
-        *(state.get("history") or []),
-        {"role": "user", "content": state["user_text"]},
-        {"role": "assistant", "content": text},
-    ]
-    return {"history": history}
-
-
-def _after_route(state: TurnState) -> str:
+def _after_route(state: TurnState) -> Literal["direct_code", "planner"]:
     return "direct_code" if state.get("route") == "job_code" else "planner"
 
 
-def _after_planner(state: TurnState) -> str:
+def _after_planner(state: TurnState) -> Literal["confirm", "finish"]:
     return "confirm" if state.get("pending") else "finish"
 
 

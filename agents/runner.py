@@ -15,7 +15,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from agents.events import Event, confirm_event
+from agents.events import ConfirmEvent, Event, TurnCompletedEvent, TurnUsage
 from agents.runtime import TurnRuntime
 from agents.state import TurnInput, TurnState
 
@@ -58,24 +58,23 @@ class TurnRunner:
             payload, config, context=runtime, stream_mode=["custom", "updates"]
         )
         async for mode, chunk in stream:
-            data: dict[str, Any] = chunk  # type: ignore[assignment]  # (mode, chunk) tuples
+            data: Any = chunk  # (mode, chunk) pairs; langgraph types the chunk loosely
             if mode == "custom":
-                yield data
+                yield data  # nodes write only agents.events models
             elif mode == "updates" and "__interrupt__" in data:
                 value = data["__interrupt__"][0].value
-                paused = confirm_event(value["request_id"], value["question"])
+                paused = ConfirmEvent(request_id=value["request_id"], question=value["question"])
         if paused is not None:
             yield paused
             return
         values = await self.state(turn_id)
         usage = values.get("usage") or {}
-        yield {
-            "type": "turn.completed",
-            "version": values.get("version", 0),
-            "tool_rounds": values.get("tool_rounds", 0),
-            "usage": {
-                "input_tokens": usage.get("input_tokens", 0),
-                "output_tokens": usage.get("output_tokens", 0),
-            },
-            "duration_ms": round((time.perf_counter() - started) * 1000),
-        }
+        yield TurnCompletedEvent(
+            version=values.get("version", 0),
+            tool_rounds=values.get("tool_rounds", 0),
+            usage=TurnUsage(
+                input_tokens=usage.get("input_tokens", 0),
+                output_tokens=usage.get("output_tokens", 0),
+            ),
+            duration_ms=round((time.perf_counter() - started) * 1000),
+        )

@@ -73,24 +73,40 @@ class InMemoryCommitter:
 
 @dataclass(frozen=True)
 class AgentConfig:
+    """Limits and choices for one turn; the service builds it from its settings."""
+
     max_tool_calls: int = 20
+    """Tool calls a turn may make in all; later calls get ``budget_spent``."""
     max_tokens: int = 4096
+    """``max_tokens`` of every model request."""
     router_min_confidence: int = 3
+    """Below this confidence (1-5) the router's choice of the code agent is ignored."""
     code_retries: int = 1
+    """How often a code sub-agent may fix a reply whose edits failed or did not check."""
     max_yaml_bytes: int = DEFAULT_MAX_BYTES
+    """The document size limit inside turns."""
     prompt_versions: Mapping[str, str] = field(default_factory=dict)
+    """Prompt version per role; a role left out gets its newest local file."""
 
 
 @dataclass
 class TurnRuntime:
+    """What a turn runs with (LangGraph context): never checkpointed, rebuilt on resume."""
+
     models: Mapping[Role, ChatModel]
+    """The model client for each role (router, planner, job_code)."""
     config: AgentConfig = field(default_factory=AgentConfig)
+    """Limits and prompt versions."""
     tools: ToolContext = field(default_factory=ToolContext)
+    """The tools' catalogue, docs index and id factory."""
     committer: Committer = field(default_factory=InMemoryCommitter)
-    # Local prompt files by default; Langfuse prompt management plugs in here.
+    """Persists (and publishes) each mutation before the graph emits it."""
     prompt_loader: Callable[[str, str | None], PromptTemplate] = load_prompt
+    """Local prompt files by default; Langfuse prompt management plugs in here."""
     _doc: WorkflowDocument | None = field(default=None, repr=False)
+    """The parsed document, kept between nodes while it matches ``_doc_version``."""
     _doc_version: int | None = field(default=None, repr=False)
+    """The committed version ``_doc`` is at."""
 
     def model(self, role: Role) -> ChatModel:
         return self.models[role]

@@ -28,37 +28,69 @@ def merge_code_results(
 
 
 class TurnInput(TypedDict, total=False):
+    """What the service hands the graph to start a turn."""
+
     turn_id: str
+    """The turn's id; also the checkpointer's thread id, so a pause resumes by it."""
     workflow_id: str
+    """The workflow the turn edits."""
     user_text: str
+    """The user's message, as sent."""
     page: Literal["workflow", "job"]
+    """Where the user is: the whole workflow, or one step's page."""
     job_key: str | None
+    """The step on the page, when ``page`` is ``job``."""
     read_only: bool
+    """A reviewer's session: no tool that changes the workflow runs."""
     errors: str | None
+    """Problems the user's editor reported with the document, if any."""
     history: list[dict[str, str]]
+    """Earlier turns of the session: user text and final assistant text only."""
     yaml: str
+    """The document as committed at ``version``."""
     version: int
+    """The committed version ``yaml`` is at."""
 
 
 class TurnState(TurnInput, total=False):
+    """Everything a turn carries between nodes; checkpointed after each."""
+
     route: str
+    """Where the router sent the turn: ``planner`` or ``job_code``."""
     messages: list[dict[str, Any]]
+    """The planner's conversation for this turn (Messages API blocks, tool traffic too)."""
     pending: list[dict[str, Any]]
+    """The tool_use blocks of the planner's last reply, still to run."""
     approvals: dict[str, bool]
+    """The user's answer to a confirmation, per tool_use id it covered."""
     round_results: dict[str, dict[str, Any]]
+    """tool_result blocks of the current round by tool_use id, while sub-agents run."""
     code_results: Annotated[list[dict[str, Any]], merge_code_results]
+    """What each code sub-agent of the round returned; reset to [] by ``None``."""
     tool_calls: int
+    """Tool calls spent this turn, against ``AgentConfig.max_tool_calls``."""
     tool_rounds: int
+    """Planner rounds that ran tools."""
     usage: Annotated[dict[str, int], add_usage]
+    """Token counts of every model call of the turn, summed."""
     changes: list[dict[str, str]]
+    """Every change committed this turn, in order."""
     final_text: str
+    """The reply the user gets at the end."""
 
 
 class CodeTask(TypedDict):
     """What one job-code sub-agent gets through ``Send``."""
 
     tool_use_id: str
+    """The planner's call this sub-agent answers."""
+    tool: str
+    """That call's tool name (the fan-out tool)."""
     job_key: str
+    """The step whose code to write."""
     message: str
+    """What the planner asked the code to do."""
     yaml: str
+    """The document after the round's structural tools."""
     version: int
+    """Its committed version."""

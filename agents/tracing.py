@@ -26,10 +26,18 @@ from typing import Any
 
 from pydantic import BaseModel, SecretStr
 
+from agents.events import (
+    ConfirmEvent,
+    Event,
+    MessageEvent,
+    RouteEvent,
+    StatusEvent,
+    TurnCompletedEvent,
+    WorkflowEvent,
+)
 from agents.models.base import ChatModel, ModelRequest, ModelResponse, TextSink
 from agents.runtime import TurnRuntime
 
-Event = dict[str, Any]
 MASK = "***"
 # Whole key names only: "input_tokens" and "max_tokens" are counts, not secrets.
 _SECRET_KEYS = re.compile(
@@ -156,10 +164,6 @@ class _NoopTrace:
             yield event
 
 
-_WRITING = re.compile(r"^Writing code for (.+?)…?$")
-_WROTE = re.compile(r"^(?:Wrote code|Could not write code|No code change) for (.+)$")
-
-
 class TurnTrace(_NoopTrace):
     """The trace of one turn (or of one resumption of it)."""
 
@@ -188,9 +192,10 @@ class TurnTrace(_NoopTrace):
             },
         )
         self._stamp(self.root)
-        self._tools: list[tuple[str, Any]] = []  # open tool spans, oldest first
+        self._tools: dict[str, Any] = {}  # open tool spans by tool_use id
+        self._last_tool: Any | None = None  # the open tool span a workflow event belongs to
         self._agents: dict[str, Any] = {}  # sub-agent spans by job name
-        self._pending: list[dict[str, Any]] = []  # planner tool_uses not yet run
+        self._inputs: dict[str, Any] = {}  # planner tool_use inputs by id
         self._closed = False
 
     def _stamp(self, observation: Any) -> None:
@@ -238,7 +243,7 @@ class TurnTrace(_NoopTrace):
         )
 
     def expect_tools(self, uses: Sequence[dict[str, Any]]) -> None:
-        self._pending = [u for u in uses if u.get("name") != "call_job_code_agent"]
+        self._inputs.update({str(u.get("id")): u.get("input") for u in uses})
 
     def _agent(self, name: str) -> Any:
         if name not in self._agents:
@@ -248,54 +253,54 @@ class TurnTrace(_NoopTrace):
         return self._agents[name]
 
     def event(self, event: Event) -> None:
-        kind = event.get("type")
-        if kind == "route":
-            self.attributes["langfuse.trace.metadata.route"] = json.dumps(event.get("destination"))
+        if isinstance(event, RouteEvent):
+            self.attributes["langfuse.trace.metadata.route"] = json.dumps(event.destination)
             self._stamp(self.root)
-        elif kind == "status":
+        elif isinstance(event, StatusEvent):
             self._status(event)
-        elif kind == "workflow" and self._tools:
-            self._tools[-1][1].update(
-                metadata={"version": event.get("version"), "changes": event.get("changes")}
-            )
-        elif kind == "message":
-            self.root.update(output=event.get("text"))
-        elif kind == "confirm.required":
-            self.root.update(output={"confirm": event.get("question")}, metadata={"paused": True})
-        elif kind == "turn.completed":
+        elif isinstance(event, WorkflowEvent) and self._last_tool is not None:
+            self._last_tool.update(metadata={"version": event.version, "changes": event.changes})
+        elif isinstance(event, MessageEvent):
+            self.root.update(output=event.text)
+        elif isinstance(event, ConfirmEvent):
+            self.root.update(output={"confirm": event.question}, metadata={"paused": True})
+        elif isinstance(event, TurnCompletedEvent):
             self.root.update(
                 metadata={
-                    k: event.get(k) for k in ("tool_rounds", "usage", "duration_ms", "version")
+                    "tool_rounds": event.tool_rounds,
+                    "usage": event.usage.model_dump(),
+                    "duration_ms": event.duration_ms,
+                    "version": event.version,
                 }
             )
 
-    def _status(self, event: Event) -> None:
-        tool, text, phase = str(event.get("tool")), str(event.get("text") or ""), event.get("phase")
-        if tool == "call_job_code_agent":
-            match = (_WRITING if phase == "spinner" else _WROTE).match(text)
-            name = match.group(1) if match else text
-            if phase == "spinner":
+    def _status(self, event: StatusEvent) -> None:
+        if event.job_key is not None:  # a code sub-agent (fan-out or the direct route)
+            name = event.job_name or event.job_key
+            if event.phase == "spinner":
                 self._agent(name)
             elif name in self._agents:
-                self._agents.pop(name).update(output=text).end()
+                self._agents.pop(name).update(output=event.text).end()
             return
-        if phase == "spinner":  # the oldest pending call of this tool is the one running
-            index = next((i for i, u in enumerate(self._pending) if u.get("name") == tool), None)
-            args = self._pending.pop(index).get("input") if index is not None else None
-            span = self._child(self.root, name=tool, as_type="tool", input=args)
-            self._tools.append((tool, span.update(metadata={"status": text})))
+        use_id = event.tool_use_id or event.tool
+        if event.phase == "spinner":
+            span = self._child(
+                self.root, name=event.tool, as_type="tool", input=self._inputs.pop(use_id, None)
+            )
+            self._tools[use_id] = span.update(metadata={"status": event.text})
+            self._last_tool = self._tools[use_id]
             return
-        for i, (name, span) in enumerate(self._tools):
-            if name == tool:
-                del self._tools[i]
-                span.update(output=text).end()
-                return
+        open_span = self._tools.pop(use_id, None)
+        if open_span is not None:
+            open_span.update(output=event.text).end()
+            if open_span is self._last_tool:
+                self._last_tool = None
 
     def close(self, error: BaseException | None = None) -> None:
         if self._closed:
             return
         self._closed = True
-        for _, span in self._tools:
+        for span in self._tools.values():
             span.end()
         for span in self._agents.values():
             span.end()

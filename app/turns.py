@@ -17,7 +17,14 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agents.events import workflow_event
+from agents.events import (
+    ConfirmEvent,
+    MessageEvent,
+    RouteEvent,
+    TurnCompletedEvent,
+    WorkflowEvent,
+    workflow_event,
+)
 from agents.models.base import ChatModel, Role
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, TurnRuntime
@@ -76,7 +83,7 @@ class StoreCommitter:
                 self.workflow_id,
                 workflow_event(
                     yaml, version, changes, workflow_id=self.workflow_id, turn_id=turn_id
-                ),
+                ).wire(),
             )
             return version
 
@@ -308,28 +315,27 @@ class TurnService:
         last: dict[str, Any] | None = None
         try:
             async for event in events:
-                kind = event["type"]
-                frame = {**event, "turn_id": turn_id}
-                if kind == "route":
-                    route = event["destination"]
-                elif kind == "message":
-                    final_text = event["text"]
-                elif kind == "workflow":
+                frame = {**event.wire(), "turn_id": turn_id}
+                if isinstance(event, RouteEvent):
+                    route = event.destination
+                elif isinstance(event, MessageEvent):
+                    final_text = event.text
+                elif isinstance(event, WorkflowEvent):
                     frame["workflow_id"] = session.workflow_id
-                elif kind == "confirm.required":
+                elif isinstance(event, ConfirmEvent):
                     await self.store.update_turn_status(turn_id, "paused")
                     last = frame
                     continue
-                elif kind == "turn.completed":
+                elif isinstance(event, TurnCompletedEvent):
                     await self.store.add_message(session.id, "assistant", final_text, turn_id)
                     await self.store.finish_turn(
                         turn_id,
                         status="completed",
                         route=route,
-                        tool_rounds=event["tool_rounds"],
-                        input_tokens=event["usage"]["input_tokens"],
-                        output_tokens=event["usage"]["output_tokens"],
-                        duration_ms=event["duration_ms"],
+                        tool_rounds=event.tool_rounds,
+                        input_tokens=event.usage.input_tokens,
+                        output_tokens=event.usage.output_tokens,
+                        duration_ms=event.duration_ms,
                     )
                     last = frame
                     continue

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
+from agents.events import ConfirmEvent, DeltaEvent, Event, MessageEvent, TurnCompletedEvent
 from agents.models.base import ChatModel, ModelResponse, Role, Usage
 from agents.models.scripted import ScriptedModel
 from agents.runner import TurnRunner
@@ -25,9 +26,6 @@ from evals.scenario import Scenario, ScriptStepSpec
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
-
-Event = dict[str, Any]
-
 
 PromptLoader = Callable[[str, "str | None"], PromptTemplate]
 
@@ -75,7 +73,8 @@ class TurnOutcome:
     before_yaml: str
     after_yaml: str
     reply: str = ""
-    events: list[Event] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    """Every event but message deltas, in its wire form."""
     confirmations: list[str] = field(default_factory=list)
     approved: bool | None = None
     tool_rounds: int = 0
@@ -249,21 +248,19 @@ class ScenarioExecutor:
         paused: str | None = None
         async for event in stream:
             observer.event(event)
-            kind = event.get("type")
-            if kind == "message.delta":
+            if isinstance(event, DeltaEvent):
                 continue
-            out.events.append(event)
-            if kind == "message":
-                out.reply = event.get("text") or ""
-            elif kind == "confirm.required":
-                out.confirmations.append(event.get("question") or "")
-                paused = event.get("request_id") or "confirm"
-            elif kind == "turn.completed":
-                out.tool_rounds += int(event.get("tool_rounds") or 0)
-                usage = event.get("usage") or {}
-                out.input_tokens += int(usage.get("input_tokens") or 0)
-                out.output_tokens += int(usage.get("output_tokens") or 0)
-                out.duration_ms += int(event.get("duration_ms") or 0)
+            out.events.append(event.wire())  # the transcript, as the wire carries it
+            if isinstance(event, MessageEvent):
+                out.reply = event.text
+            elif isinstance(event, ConfirmEvent):
+                out.confirmations.append(event.question)
+                paused = event.request_id
+            elif isinstance(event, TurnCompletedEvent):
+                out.tool_rounds += event.tool_rounds
+                out.input_tokens += event.usage.input_tokens
+                out.output_tokens += event.usage.output_tokens
+                out.duration_ms += event.duration_ms
         return paused
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
-from tools.document.structure import Change, Draft
+from tools.document.structure import Change, Draft, Structure
+from tools.schema import input_schema
 
 if TYPE_CHECKING:
     from tools.catalogue.docs_search import DocsIndex
     from tools.document import WorkflowDocument
 
-ToolKind = Literal["mutate", "read", "subagent"]
+ToolKind = Literal["structural", "read", "fan_out", "code_edit", "route"]
 
 
 class ToolArgs(BaseModel):
@@ -26,7 +27,7 @@ class ToolArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
-ArgsT = TypeVar("ArgsT", bound=ToolArgs)
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
 
 def _new_uuid() -> str:
@@ -56,23 +57,46 @@ class ToolContext:
 
 @dataclass
 class ToolResult:
-    """What a tool call did, for the model (``text``) and for the code (the rest)."""
+    """What a tool call did: data for the code, and ``text`` rendered from it for the model.
+
+    ``message`` is what happened (or, on failure, what is wrong), ``error_code`` the
+    stable code of a failure, ``changes`` the primitive changes, ``notes``
+    non-blocking warnings about the result. Nothing reads ``text`` back apart.
+    """
 
     ok: bool
-    text: str
+    message: str
     error_code: str | None = None
     changes: list[Change] = field(default_factory=list)
     structure: dict[str, Any] | None = None
     data: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+    mutating: bool = False
+    """Whether the tool could have changed the workflow (failures then say it did not)."""
 
     @property
     def mutated(self) -> bool:
         return self.ok and bool(self.changes)
 
+    @property
+    def text(self) -> str:
+        """The tool_result text the model sees."""
+        if not self.ok:
+            suffix = " The workflow was not changed." if self.mutating else ""
+            return f"Error ({self.error_code}): {self.message}{suffix}"
+        if self.notes:
+            return f"{self.message}\nNote: " + " ".join(self.notes)
+        return self.message
+
+    @property
+    def headline(self) -> str:
+        """The first line of the message, at most 160 characters (status lines, summaries)."""
+        first = self.message.strip().splitlines()[0] if self.message.strip() else ""
+        return first if len(first) <= 160 else first[:157] + "…"
+
     @classmethod
     def failure(cls, code: str, message: str, *, mutating: bool) -> ToolResult:
-        suffix = " The workflow was not changed." if mutating else ""
-        return cls(ok=False, text=f"Error ({code}): {message}{suffix}", error_code=code)
+        return cls(ok=False, message=message, error_code=code, mutating=mutating)
 
 
 @dataclass(frozen=True)
@@ -83,11 +107,16 @@ class ReadOutput:
 
 MutateHandler = Callable[[Draft, Any, ToolContext], str]
 ReadHandler = Callable[["WorkflowDocument", Any, ToolContext], ReadOutput]
+ConfirmRule = Callable[[Structure, Sequence[Mapping[str, Any]]], str | None]
+"""Given the structure and the inputs of every call of this tool in one round, what those
+calls together would do that needs a yes first ("remove all 3 steps"), or None."""
 
 
 @dataclass(frozen=True)
 class ToolSpec(Generic[ArgsT]):
-    """One tool: its name, its input model (the schema), its kind and its handler.
+    """One tool and its policy: name, input model (the schema), kind, handler, status
+    texts and confirmation rule. Everything that depends on which tool it is reads these
+    fields; nothing compares tool names.
 
     The description the model sees is the args model's docstring; the field
     descriptions are prompt text too.
@@ -96,7 +125,18 @@ class ToolSpec(Generic[ArgsT]):
     name: str
     args: type[ArgsT]
     kind: ToolKind
-    handler: Callable[..., Any]
+    """``structural`` edits the document; ``read`` only looks; ``fan_out`` hands the call to
+    a sub-agent that runs in parallel after the round's structural calls; ``code_edit`` is
+    the code sub-agent's own tool; ``route`` is the router's answer."""
+    handler: Callable[..., Any] | None = None
+    spinner: str = "Working…"
+    """Status while the call runs; ``{n}`` is the number of items and ``{s}`` a plural s."""
+    count_field: str | None = None
+    """The list field whose length is ``{n}`` in ``spinner``."""
+    action: str = "do that"
+    """What the call does, as a verb phrase ("add the step"), for summaries and errors."""
+    confirm: ConfirmRule | None = None
+    """Which calls need a yes first, and the question to ask (None: never asks)."""
 
     @property
     def description(self) -> str:
@@ -104,4 +144,29 @@ class ToolSpec(Generic[ArgsT]):
 
     @property
     def mutating(self) -> bool:
-        return self.kind != "read"
+        """Whether a read-only session refuses it: everything but reads and the router."""
+        return self.kind not in ("read", "route")
+
+    @property
+    def structural(self) -> bool:
+        return self.kind == "structural"
+
+    @property
+    def fans_out(self) -> bool:
+        return self.kind == "fan_out"
+
+    def spinner_text(self, args: Any) -> str:
+        count = 1
+        if self.count_field and isinstance(args, Mapping):
+            items = args.get(self.count_field)
+            if isinstance(items, list):
+                count = len(items)
+        return self.spinner.format(n=count, s="" if count == 1 else "s")
+
+    def definition(self) -> dict[str, Any]:
+        """The Anthropic tool definition, generated from the args model."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": input_schema(self.args),
+        }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -25,6 +25,7 @@ from tools.edits import (
     add_jobs,
     call_job_code_agent,
     create_workflow,
+    edit_job_code,
     inspect_job_code,
     remove_edges,
     remove_jobs,
@@ -34,7 +35,8 @@ from tools.edits import (
     update_jobs,
     update_workflow,
 )
-from tools.errors import DocumentError, PlanwrightError
+from tools.errors import DocumentError, PlanwrightError, UnknownToolError
+from tools.schema import input_schema
 
 TOOLS: dict[str, ToolSpec[Any]] = {
     module.TOOL.name: module.TOOL
@@ -54,6 +56,27 @@ TOOLS: dict[str, ToolSpec[Any]] = {
     )
 }
 MUTATING_TOOLS = frozenset(name for name, spec in TOOLS.items() if spec.mutating)
+CODE_EDIT_TOOL: ToolSpec[Any] = edit_job_code.TOOL
+"""The code sub-agent's tool; not offered to the planner."""
+
+__all__ = [
+    "CODE_EDIT_TOOL",
+    "MUTATING_TOOLS",
+    "TOOLS",
+    "document_problems",
+    "input_schema",
+    "run_tool",
+    "spec_for",
+    "tool_definitions",
+]
+
+
+def spec_for(name: str) -> ToolSpec[Any] | None:
+    """The spec of a planner tool or of the code sub-agent's tool, by the name a model used."""
+    if name == CODE_EDIT_TOOL.name:
+        return CODE_EDIT_TOOL
+    return TOOLS.get(name)
+
 
 _default_context: ToolContext | None = None
 # Problems of each document's current structure, so a call only pays for one validation.
@@ -76,36 +99,7 @@ def tool_definitions(*, read_only: bool = False) -> list[dict[str, Any]]:
 
 @functools.cache
 def _tool_definitions(read_only: bool) -> list[dict[str, Any]]:
-    return [
-        {
-            "name": spec.name,
-            "description": spec.description,
-            "input_schema": input_schema(spec.args),
-        }
-        for spec in TOOLS.values()
-        if not (read_only and spec.mutating)
-    ]
-
-
-def input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema with ``$ref``s inlined and titles dropped."""
-    schema = model.model_json_schema()
-    defs = schema.pop("$defs", {})
-
-    def inline(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node:
-                return inline(defs[node["$ref"].rsplit("/", 1)[-1]])
-            # "title" annotations only; a property *named* title maps to a dict.
-            return {
-                k: inline(v) for k, v in node.items() if not (k == "title" and isinstance(v, str))
-            }
-        if isinstance(node, list):
-            return [inline(item) for item in node]
-        return node
-
-    inlined: dict[str, Any] = inline(schema)
-    return inlined
+    return [spec.definition() for spec in TOOLS.values() if not (read_only and spec.mutating)]
 
 
 def document_problems(doc: WorkflowDocument, ctx: ToolContext | None = None) -> list[Problem]:
@@ -150,19 +144,27 @@ def run_tool(
     except (TypeError, ValueError) as exc:
         return ToolResult.failure("invalid_arguments", str(exc), mutating=spec.mutating)
     try:
-        if spec.kind == "mutate":
+        if spec.structural:
             return _run_mutation(doc, spec, parsed, ctx)
-        output: ReadOutput = spec.handler(doc, parsed, ctx)
+        output: ReadOutput = _handler(spec)(doc, parsed, ctx)
     except PlanwrightError as exc:
         return ToolResult.failure(exc.code, exc.message, mutating=spec.mutating)
-    return ToolResult(ok=True, text=output.text, data=output.data)
+    return ToolResult(ok=True, message=output.text, data=output.data)
+
+
+def _handler(spec: ToolSpec[Any]) -> Callable[..., Any]:
+    # Every planner tool has one; only the router's and code agent's specs (never in
+    # TOOLS) are schemas without a server-side handler.
+    if spec.handler is None:
+        raise UnknownToolError(f"{spec.name} is not run by the server.")
+    return spec.handler
 
 
 def _run_mutation(
     doc: WorkflowDocument, spec: ToolSpec[Any], args: BaseModel, ctx: ToolContext
 ) -> ToolResult:
     draft = Draft(doc.structure)
-    summary: str = spec.handler(draft, args, ctx)
+    summary: str = _handler(spec)(draft, args, ctx)
     renamed = {
         f"{op.section}.{op.old}": f"{op.section}.{op.new}"
         for op in draft.ops
@@ -182,9 +184,14 @@ def _run_mutation(
         # a shape that would not load again); apply has restored the document.
         return ToolResult.failure(exc.code, exc.message, mutating=True)
     _known_problems[doc] = (doc.structure, after)
-    warnings = [p.message for p in after if not p.blocking]
-    text = summary + ("\nNote: " + " ".join(warnings) if warnings else "")
-    return ToolResult(ok=True, text=text, changes=draft.changes, structure=redact(doc.structure))
+    return ToolResult(
+        ok=True,
+        message=summary,
+        changes=draft.changes,
+        structure=redact(doc.structure),
+        notes=[p.message for p in after if not p.blocking],
+        mutating=True,
+    )
 
 
 def _describe_validation(exc: ValidationError) -> str:

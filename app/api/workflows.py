@@ -49,7 +49,8 @@ async def _workflow(services: Services, workflow_id: str) -> WorkflowRecord:
 async def _publish(services: Services, record: WorkflowRecord, tool: str) -> None:
     change = Change("updated", "workflow", "*", tool)
     await services.bus.publish(
-        record.id, workflow_event(record.yaml, record.version, [change], workflow_id=record.id)
+        record.id,
+        workflow_event(record.yaml, record.version, [change], workflow_id=record.id).wire(),
     )
 
 

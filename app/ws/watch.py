@@ -28,7 +28,7 @@ async def _snapshot(services: Services, workflow_id: str) -> dict[str, Any] | No
     record = await services.store.get_workflow(workflow_id)
     if record is None:
         return None
-    return workflow_event(record.yaml, record.version, [], workflow_id=record.id)
+    return workflow_event(record.yaml, record.version, [], workflow_id=record.id).wire()
 
 
 @router.websocket("/v1/workflows/{workflow_id}/watch")

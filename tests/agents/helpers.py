@@ -82,10 +82,10 @@ async def run(
     runner = TurnRunner(build_graph(checkpointer or InMemorySaver()))
     rt = runtime or runtime_for(model, **(config or {}))
     payload = turn(text, **extra)
-    events = [e async for e in runner.start(payload, rt)]
+    events = [e.wire() async for e in runner.start(payload, rt)]
     return Outcome(events, await runner.state(payload["turn_id"]), runner, rt)
 
 
 async def resume(outcome: Outcome, approved: bool, turn_id: str = "turn-1") -> Outcome:
-    events = [e async for e in outcome.runner.resume(turn_id, approved, outcome.runtime)]
+    events = [e.wire() async for e in outcome.runner.resume(turn_id, approved, outcome.runtime)]
     return Outcome(events, await outcome.runner.state(turn_id), outcome.runner, outcome.runtime)

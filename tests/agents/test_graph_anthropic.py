@@ -107,7 +107,7 @@ async def test_timeout_on_the_first_call_fails_typed_with_the_document_unchanged
     events: list[dict[str, object]] = []
     with pytest.raises(ModelTimeoutError):
         async for event in runner.start(turn("rename the workflow"), rt):
-            events.append(event)
+            events.append(event.wire())
     assert rt.committer.versions == []  # type: ignore[attr-defined]
     assert [e for e in events if e["type"] == "workflow"] == []
     state = await runner.state("turn-1")

@@ -97,14 +97,14 @@ async def test_resume_from_a_fresh_graph_on_the_same_checkpointer(tmp_path: Path
     async with AsyncSqliteSaver.from_conn_string(database) as saver:
         first = TurnRunner(build_graph(saver))
         model_a = ScriptedModel([S.tool_calls(("remove_jobs", {"keys": ["fetch"]}))])
-        events = [e async for e in first.start(turn("remove fetch"), runtime_for(model_a))]
+        events = [e.wire() async for e in first.start(turn("remove fetch"), runtime_for(model_a))]
         assert events[-1]["type"] == "confirm.required"
 
     # "Another process": a new connection, a new graph, new model clients.
     async with AsyncSqliteSaver.from_conn_string(database) as saver:
         second = TurnRunner(build_graph(saver))
         model_b = ScriptedModel([S.text("Removed Fetch referral.")])
-        events = [e async for e in second.resume("turn-1", True, runtime_for(model_b))]
+        events = [e.wire() async for e in second.resume("turn-1", True, runtime_for(model_b))]
         state = await second.state("turn-1")
     assert events[-1]["type"] == "turn.completed"
     assert [e["version"] for e in events if e["type"] == "workflow"] == [2]

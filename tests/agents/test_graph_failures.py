@@ -153,7 +153,7 @@ async def test_router_crashes_fall_back_to_the_planner(
 ) -> None:
     router = ScriptedModel([answer])  # type: ignore[list-item]
     planner = ScriptedModel([S.text("Sure.")])
-    with caplog.at_level(logging.WARNING, logger="agents.router"):
+    with caplog.at_level(logging.WARNING, logger="agents.nodes.route"):
         outcome = await run(
             _by_role(router=router, planner=planner, job_code=ScriptedModel([])),
             "fix the code",

@@ -226,7 +226,7 @@ async def test_failed_commit_publishes_nothing_and_raises_a_typed_error() -> Non
     events: list[dict] = []
     with pytest.raises(CommitError, match="database is gone"):
         async for event in runner.start(turn("rename"), rt):
-            events.append(event)
+            events.append(event.wire())
     assert [e["type"] for e in events] == ["route", "status"]
     # The live document was dropped, so the next read is the last committed YAML.
     assert rt.document(BASE_YAML, 1).name == "Referral intake"

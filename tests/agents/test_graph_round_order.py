@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.job_code import run_code_agent
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
+from agents.nodes.code_agent import run_code_agent
 from tests.agents.helpers import BASE_YAML, run, runtime_for
 from tests.agents.test_graph_code import _by_role
 from tools.document import WorkflowDocument

@@ -72,7 +72,7 @@ def ok(doc: WorkflowDocument, tool: str, args: Mapping[str, Any], ctx: ToolConte
     result = call(doc, tool, args, ctx)
     assert result.ok is True, result.text
     assert result.error_code is None
-    if TOOLS[tool].kind == "mutate":
+    if TOOLS[tool].structural:
         assert result.changes, f"{tool} succeeded without reporting a change"
         assert result.structure is not None
     return result

@@ -20,4 +20,12 @@ def add_edges(draft: Draft, args: AddEdgesArgs, ctx: ToolContext) -> str:
     return f"Added {len(added)} edge{'s' if len(added) != 1 else ''}: " + "; ".join(added) + "."
 
 
-TOOL = ToolSpec("add_edges", AddEdgesArgs, "mutate", add_edges)
+TOOL = ToolSpec(
+    "add_edges",
+    AddEdgesArgs,
+    "structural",
+    add_edges,
+    spinner="Connecting {n} edge{s}…",
+    count_field="edges",
+    action="connect the steps",
+)

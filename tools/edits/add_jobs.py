@@ -20,4 +20,12 @@ def add_jobs(draft: Draft, args: AddJobsArgs, ctx: ToolContext) -> str:
     return f"Added {len(added)} step{'s' if len(added) != 1 else ''}: " + "; ".join(added) + "."
 
 
-TOOL = ToolSpec("add_jobs", AddJobsArgs, "mutate", add_jobs)
+TOOL = ToolSpec(
+    "add_jobs",
+    AddJobsArgs,
+    "structural",
+    add_jobs,
+    spinner="Adding {n} step{s}…",
+    count_field="jobs",
+    action="add the step",
+)

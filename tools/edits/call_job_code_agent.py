@@ -30,4 +30,11 @@ def call_job_code_agent(
     )
 
 
-TOOL = ToolSpec("call_job_code_agent", CallJobCodeAgentArgs, "subagent", call_job_code_agent)
+TOOL = ToolSpec(
+    "call_job_code_agent",
+    CallJobCodeAgentArgs,
+    "fan_out",
+    call_job_code_agent,
+    spinner="Writing code…",
+    action="write the code",
+)

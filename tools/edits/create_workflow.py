@@ -50,4 +50,11 @@ def create_workflow(draft: Draft, args: CreateWorkflowArgs, ctx: ToolContext) ->
     return "\n".join(lines)
 
 
-TOOL = ToolSpec("create_workflow", CreateWorkflowArgs, "mutate", create_workflow)
+TOOL = ToolSpec(
+    "create_workflow",
+    CreateWorkflowArgs,
+    "structural",
+    create_workflow,
+    spinner="Building the workflow…",
+    action="create the workflow",
+)

@@ -23,4 +23,11 @@ def inspect_job_code(
     return ReadOutput("\n\n".join(sections), {"bodies": {job.key: job.body for job in jobs}})
 
 
-TOOL = ToolSpec("inspect_job_code", InspectJobCodeArgs, "read", inspect_job_code)
+TOOL = ToolSpec(
+    "inspect_job_code",
+    InspectJobCodeArgs,
+    "read",
+    inspect_job_code,
+    spinner="Reading code…",
+    action="show the code",
+)

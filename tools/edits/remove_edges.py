@@ -28,4 +28,12 @@ def remove_edges(draft: Draft, args: RemoveEdgesArgs, ctx: ToolContext) -> str:
     return "Removed edges: " + "; ".join(removed) + "."
 
 
-TOOL = ToolSpec("remove_edges", RemoveEdgesArgs, "mutate", remove_edges)
+TOOL = ToolSpec(
+    "remove_edges",
+    RemoveEdgesArgs,
+    "structural",
+    remove_edges,
+    spinner="Removing {n} edge{s}…",
+    count_field="edges",
+    action="disconnect the steps",
+)

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from pydantic import Field
 
 from tools.base import ToolArgs, ToolContext, ToolSpec
 from tools.document.refs import require_job
-from tools.document.structure import Draft
+from tools.document.structure import Draft, Structure
 from tools.edits.primitives import remove_job
+from tools.jobcode import has_code
 
 
 class RemoveJobsArgs(ToolArgs):
@@ -41,4 +45,41 @@ def remove_jobs(draft: Draft, args: RemoveJobsArgs, ctx: ToolContext) -> str:
     return text
 
 
-TOOL = ToolSpec("remove_jobs", RemoveJobsArgs, "mutate", remove_jobs)
+def removals_to_confirm(structure: Structure, inputs: Sequence[Mapping[str, Any]]) -> str | None:
+    """The round's removals taken together, when they lose code or empty the workflow.
+
+    Every call of the round counts: ``remove_jobs[a]`` and ``remove_jobs[b]`` remove as
+    much as ``remove_jobs[a, b]``. Unknown keys are left to the call itself to refuse.
+    """
+    jobs = structure.jobs
+    removed: dict[str, None] = {}  # ordered set of keys, in the order they were named
+    for item in inputs:
+        keys = item.get("keys")
+        if isinstance(keys, list):
+            removed.update(dict.fromkeys(k for k in keys if isinstance(k, str) and k in jobs))
+    if not removed:
+        return None
+    with_code = [jobs[k].name for k in removed if has_code(jobs[k].body)]
+    everything = set(removed) == set(jobs)
+    if not with_code and not everything:
+        return None
+    parts: list[str] = []
+    if everything:
+        parts.append(f"remove all {len(removed)} steps")
+    if with_code:
+        names = ", ".join(repr(n) for n in with_code)
+        holds = "holds" if len(with_code) == 1 else "hold"
+        parts.append(f"{'including' if everything else 'remove'} {names}, which {holds} code")
+    return ", ".join(parts)
+
+
+TOOL = ToolSpec(
+    "remove_jobs",
+    RemoveJobsArgs,
+    "structural",
+    remove_jobs,
+    spinner="Removing {n} step{s}…",
+    count_field="keys",
+    action="remove the step",
+    confirm=removals_to_confirm,
+)

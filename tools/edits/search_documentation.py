@@ -31,4 +31,11 @@ def search_documentation(
     )
 
 
-TOOL = ToolSpec("search_documentation", SearchDocumentationArgs, "read", search_documentation)
+TOOL = ToolSpec(
+    "search_documentation",
+    SearchDocumentationArgs,
+    "read",
+    search_documentation,
+    spinner="Searching the documentation…",
+    action="search the documentation",
+)

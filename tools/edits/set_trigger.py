@@ -16,4 +16,11 @@ def set_trigger(draft: Draft, args: SetTriggerArgs, ctx: ToolContext) -> str:
     return "Set " + apply_trigger(draft, args, ctx) + "."
 
 
-TOOL = ToolSpec("set_trigger", SetTriggerArgs, "mutate", set_trigger)
+TOOL = ToolSpec(
+    "set_trigger",
+    SetTriggerArgs,
+    "structural",
+    set_trigger,
+    spinner="Setting the trigger…",
+    action="change the trigger",
+)

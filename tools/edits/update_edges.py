@@ -30,4 +30,12 @@ def update_edges(draft: Draft, args: UpdateEdgesArgs, ctx: ToolContext) -> str:
     return "Updated edges: " + "; ".join(done) + "."
 
 
-TOOL = ToolSpec("update_edges", UpdateEdgesArgs, "mutate", update_edges)
+TOOL = ToolSpec(
+    "update_edges",
+    UpdateEdgesArgs,
+    "structural",
+    update_edges,
+    spinner="Updating {n} edge{s}…",
+    count_field="edges",
+    action="change the edge",
+)

@@ -63,4 +63,12 @@ def update_jobs(draft: Draft, args: UpdateJobsArgs, ctx: ToolContext) -> str:
     return "Updated " + " | ".join(done) + "."
 
 
-TOOL = ToolSpec("update_jobs", UpdateJobsArgs, "mutate", update_jobs)
+TOOL = ToolSpec(
+    "update_jobs",
+    UpdateJobsArgs,
+    "structural",
+    update_jobs,
+    spinner="Updating {n} step{s}…",
+    count_field="jobs",
+    action="change the step",
+)

@@ -23,4 +23,11 @@ def update_workflow(draft: Draft, args: UpdateWorkflowArgs, ctx: ToolContext) ->
     return f"Renamed the workflow to {name!r}."
 
 
-TOOL = ToolSpec("update_workflow", UpdateWorkflowArgs, "mutate", update_workflow)
+TOOL = ToolSpec(
+    "update_workflow",
+    UpdateWorkflowArgs,
+    "structural",
+    update_workflow,
+    spinner="Renaming the workflow…",
+    action="rename the workflow",
+)

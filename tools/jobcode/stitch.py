@@ -28,7 +28,7 @@ def stitch_job_code(doc: WorkflowDocument, job_key: str, body: str) -> ToolResul
             mutating=True,
         )
     if body == job.body:
-        return ToolResult(ok=True, text=f"The code of {job_key!r} is unchanged.")
+        return ToolResult(ok=True, message=f"The code of {job_key!r} is unchanged.")
     draft = Draft(doc.structure)
     draft.apply(UpdateEntry("jobs", job_key, {"body": body}))
     draft.note(Change("updated", "job", job_key, "code"))
@@ -39,6 +39,7 @@ def stitch_job_code(doc: WorkflowDocument, job_key: str, body: str) -> ToolResul
     lines = len([line for line in body.splitlines() if line.strip()])
     return ToolResult(
         ok=True,
-        text=f"Wrote {lines} lines of code for {job.name} ({job_key}).",
+        message=f"Wrote {lines} lines of code for {job.name} ({job_key}).",
         changes=draft.changes,
+        mutating=True,
     )

@@ -7,6 +7,7 @@ blocks, the matching tool_result blocks) and the updated structure.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from agents.models.offline.code_requests import keeps_existing_code
@@ -14,22 +15,25 @@ from agents.models.offline.grammar import oxford
 from agents.models.offline.questions import chart
 from agents.models.offline.schedule import describe_trigger
 from agents.models.offline.view import EdgeView, View, condition_words
+from tools.base import ToolSpec
 from tools.document.names import sanitise_name
+from tools.edits import (
+    add_edges,
+    add_jobs,
+    call_job_code_agent,
+    create_workflow,
+    inspect_job_code,
+    remove_edges,
+    remove_jobs,
+    search_documentation,
+    set_trigger,
+    update_edges,
+    update_jobs,
+    update_workflow,
+)
+from tools.registry import spec_for
 
 _STRUCTURE = "\n\nThe workflow now:"
-_ACTIONS = {
-    "create_workflow": "create the workflow",
-    "update_workflow": "rename the workflow",
-    "add_jobs": "add the step",
-    "update_jobs": "change the step",
-    "remove_jobs": "remove the step",
-    "add_edges": "connect the steps",
-    "remove_edges": "disconnect the steps",
-    "update_edges": "change the edge",
-    "set_trigger": "change the trigger",
-    "inspect_job_code": "show the code",
-    "search_documentation": "search the documentation",
-}
 _SAVED_TRIGGER = re.compile(r"trigger \S+: (?:webhook|cron '(?P<cron>[^']*)'), (?P<state>\w+)")
 
 
@@ -48,72 +52,120 @@ def _edge_words(spec: dict[str, Any]) -> str:
     return condition_words(edge)
 
 
+Sentences = Callable[[dict[str, Any], str, View], list[str]]
+
+
+def _create_workflow(args: dict[str, Any], result: str, view: View) -> list[str]:
+    text = f'Created the workflow "{view.name or args.get("name")}":\n{chart(view)}'
+    if view.name == "New workflow":
+        text += '\nRename it with "rename the workflow to ...".'
+    return [text]
+
+
+def _update_workflow(args: dict[str, Any], result: str, view: View) -> list[str]:
+    saved = re.search(r"Renamed the workflow to '([^']*)'", result)
+    return [f'Renamed the workflow to "{saved.group(1) if saved else view.name}".']
+
+
+def _add_jobs(args: dict[str, Any], result: str, view: View) -> list[str]:
+    return [
+        f'Added the step "{sanitise_name(job["name"])}" ({str(job["adaptor"]).split("@")[0]}).'
+        for job in args.get("jobs", [])
+    ]
+
+
+def _update_jobs(args: dict[str, Any], result: str, view: View) -> list[str]:
+    lines = []
+    for job in args.get("jobs", []):
+        key = job.get("new_key") or job["key"]
+        if job.get("name"):
+            saved = re.search(rf"\b{re.escape(job['key'])}: name -> '([^']*)'", result)
+            new_name = saved.group(1) if saved else sanitise_name(job["name"])
+            lines.append(f'Renamed step {job["key"]} to "{new_name}".')
+        if job.get("adaptor"):
+            lines.append(f"{_q(view, key)} now uses {str(job['adaptor']).split('@')[0]}.")
+        if job.get("new_key"):
+            lines.append(f'Changed the key of {_q(view, key)} to "{key}".')
+    return lines
+
+
+def _remove_jobs(args: dict[str, Any], result: str, view: View) -> list[str]:
+    sentences = [s for s in result.split(". ") if not s.startswith("Also removed")]
+    text = ". ".join(sentences).rstrip(".") + "."
+    if "held code" in result:
+        text += " You can get the code back by reverting to an earlier version."
+    if not view.jobs:
+        text += (
+            ' The workflow is empty now: tell me what it should do, e.g. "create a '
+            'workflow that fetches patients from dhis2 and upserts them to postgres".'
+        )
+    return [text]
+
+
+def _add_edges(args: dict[str, Any], result: str, view: View) -> list[str]:
+    return [
+        f"Connected {_q(view, e['source'])} → {_q(view, e['target'])} ({_edge_words(e)})."
+        for e in args.get("edges", [])
+    ]
+
+
+def _remove_edges(args: dict[str, Any], result: str, view: View) -> list[str]:
+    return [
+        f"Disconnected {_q(view, e['source'])} → {_q(view, e['target'])}."
+        for e in args.get("edges", [])
+    ]
+
+
+def _update_edges(args: dict[str, Any], result: str, view: View) -> list[str]:
+    return [_edge_update(e, view) for e in args.get("edges", [])]
+
+
+def _set_trigger(args: dict[str, Any], result: str, view: View) -> list[str]:
+    return [_trigger_words(args, result, view)]
+
+
+def _call_job_code_agent(args: dict[str, Any], result: str, view: View) -> list[str]:
+    label = _q(view, args.get("job_key", ""))
+    operations = ", ".join(dict.fromkeys(re.findall(r"\b[\w$.]+\(\.\.\.\)", result)))
+    count = re.search(r"Wrote (\d+) lines?", result)
+    if count and operations:
+        return [f"Wrote starter code for {label} ({count.group(1)} lines: {operations})."]
+    return [f"Wrote the code for {label}."]
+
+
+def _inspect_job_code(args: dict[str, Any], result: str, view: View) -> list[str]:
+    return [f"```\n{result}\n```"]
+
+
+def _search_documentation(args: dict[str, Any], result: str, view: View) -> list[str]:
+    entries = result.split("\n\n")[:3]
+    return ["From the documentation:\n" + "\n\n".join(entries)]
+
+
+# What each tool's successful call says, keyed by the tool's spec (never by its name).
+_SENTENCES: dict[ToolSpec[Any], Sentences] = {
+    create_workflow.TOOL: _create_workflow,
+    update_workflow.TOOL: _update_workflow,
+    add_jobs.TOOL: _add_jobs,
+    update_jobs.TOOL: _update_jobs,
+    remove_jobs.TOOL: _remove_jobs,
+    add_edges.TOOL: _add_edges,
+    remove_edges.TOOL: _remove_edges,
+    update_edges.TOOL: _update_edges,
+    set_trigger.TOOL: _set_trigger,
+    call_job_code_agent.TOOL: _call_job_code_agent,
+    inspect_job_code.TOOL: _inspect_job_code,
+    search_documentation.TOOL: _search_documentation,
+}
+
+
 def describe_call(name: str, args: dict[str, Any], result: str, view: View) -> list[str]:
     """Plain sentences for one successful call."""
-    if name == "create_workflow":
-        text = f'Created the workflow "{view.name or args.get("name")}":\n{chart(view)}'
-        if view.name == "New workflow":
-            text += '\nRename it with "rename the workflow to ...".'
-        return [text]
-    if name == "update_workflow":
-        saved = re.search(r"Renamed the workflow to '([^']*)'", result)
-        return [f'Renamed the workflow to "{saved.group(1) if saved else view.name}".']
-    if name == "add_jobs":
-        return [
-            f'Added the step "{sanitise_name(job["name"])}" ({str(job["adaptor"]).split("@")[0]}).'
-            for job in args.get("jobs", [])
-        ]
-    if name == "update_jobs":
-        lines = []
-        for job in args.get("jobs", []):
-            key = job.get("new_key") or job["key"]
-            if job.get("name"):
-                saved = re.search(rf"\b{re.escape(job['key'])}: name -> '([^']*)'", result)
-                new_name = saved.group(1) if saved else sanitise_name(job["name"])
-                lines.append(f'Renamed step {job["key"]} to "{new_name}".')
-            if job.get("adaptor"):
-                lines.append(f"{_q(view, key)} now uses {str(job['adaptor']).split('@')[0]}.")
-            if job.get("new_key"):
-                lines.append(f'Changed the key of {_q(view, key)} to "{key}".')
-        return lines
-    if name == "remove_jobs":
-        sentences = [s for s in result.split(". ") if not s.startswith("Also removed")]
-        text = ". ".join(sentences).rstrip(".") + "."
-        if "held code" in result:
-            text += " You can get the code back by reverting to an earlier version."
-        if not view.jobs:
-            text += (
-                ' The workflow is empty now: tell me what it should do, e.g. "create a '
-                'workflow that fetches patients from dhis2 and upserts them to postgres".'
-            )
-        return [text]
-    if name == "add_edges":
-        return [
-            f"Connected {_q(view, e['source'])} → {_q(view, e['target'])} ({_edge_words(e)})."
-            for e in args.get("edges", [])
-        ]
-    if name == "remove_edges":
-        return [
-            f"Disconnected {_q(view, e['source'])} → {_q(view, e['target'])}."
-            for e in args.get("edges", [])
-        ]
-    if name == "update_edges":
-        return [_edge_update(e, view) for e in args.get("edges", [])]
-    if name == "set_trigger":
-        return [_trigger_words(args, result, view)]
-    if name == "call_job_code_agent":
-        label = _q(view, args.get("job_key", ""))
-        operations = ", ".join(dict.fromkeys(re.findall(r"\b[\w$.]+\(\.\.\.\)", result)))
-        count = re.search(r"Wrote (\d+) lines?", result)
-        if count and operations:
-            return [f"Wrote starter code for {label} ({count.group(1)} lines: {operations})."]
-        return [f"Wrote the code for {label}."]
-    if name == "inspect_job_code":
-        return [f"```\n{result}\n```"]
-    if name == "search_documentation":
-        entries = result.split("\n\n")[:3]
-        return ["From the documentation:\n" + "\n\n".join(entries)]
-    return [f"Done: {_ACTIONS.get(name, name)}."]
+    spec = spec_for(name)
+    sentences = _SENTENCES.get(spec) if spec is not None else None
+    if sentences is not None:
+        return sentences(args, result, view)
+    return [f"Done: {spec.action if spec else name}."]
 
 
 def _trigger_words(args: dict[str, Any], result: str, view: View) -> str:
@@ -194,7 +246,7 @@ def _code_notes(rounds: list[list[tuple[str, dict[str, Any], str, bool]]], view:
         args
         for calls in rounds
         for name, args, _, _ in calls
-        if name == "call_job_code_agent" and keeps_existing_code(str(args.get("message", "")))
+        if _fans_out(name) and keeps_existing_code(str(args.get("message", "")))
     ]
     if not asked:
         return []
@@ -216,8 +268,14 @@ def _error_text(name: str, args: dict[str, Any], result: str, view: View) -> str
     if "(declined)" in result or "declined" in result.lower():
         return "You declined the change, so I left the workflow as it was."
     message = re.sub(r"^Error \([\w_]+\):\s*", "", result)
-    if name == "call_job_code_agent":
+    if _fans_out(name):
         label = _q(view, str(args.get("job_key", "")))
         reason = re.sub(r"^No code was written for '[^']*':\s*", "", message)
         return reason if label in reason else f"No code was written for {label}: {reason}"
-    return f"I couldn't {_ACTIONS.get(name, 'do that')}: {message}"
+    spec = spec_for(name)
+    return f"I couldn't {spec.action if spec else 'do that'}: {message}"
+
+
+def _fans_out(name: str) -> bool:
+    spec = spec_for(name)
+    return spec is not None and spec.fans_out

@@ -18,7 +18,7 @@ from tools.catalogue.names import adaptor_short_name
 from tools.document import WorkflowDocument
 from tools.document.redaction import redact
 from tools.jobcode import STANDARD_EMPTY_BODY
-from tools.registry import run_tool
+from tools.registry import run_tool, spec_for
 
 
 @dataclass(frozen=True)
@@ -172,9 +172,6 @@ def document_from(structure: dict[str, Any]) -> WorkflowDocument:
     return WorkflowDocument.from_yaml(json.dumps(data) if data else "")
 
 
-_SKIPPED_IN_SCRATCH = frozenset({"search_documentation"})
-
-
 class Scratch:
     """A throwaway copy of the workflow: plans are tried here before they are proposed."""
 
@@ -191,8 +188,11 @@ class Scratch:
         return self._view
 
     def run(self, name: str, args: dict[str, Any]) -> ToolResult:
-        if name in _SKIPPED_IN_SCRATCH:
-            return ToolResult(ok=True, text="")
+        spec = spec_for(name)
+        if spec is not None and spec.kind == "read" and not spec.confirm:
+            # Reads change nothing: a plan is tried for what it changes. (The docs index
+            # would be built for the throwaway context just to be thrown away.)
+            return ToolResult(ok=True, message="")
         result = run_tool(self.doc, name, args, context=self.ctx)
         if result.mutated:
             self._view = None

@@ -156,9 +156,9 @@ async def _run_turn(
         "yaml": doc.to_yaml(),
         "version": 1,
     }
-    events = [event async for event in runner.start(turn, runtime)]
+    events = [event.wire() async for event in runner.start(turn, runtime)]
     while events[-1]["type"] == "confirm.required":
-        events = [event async for event in runner.resume("offline-turn", True, runtime)]
+        events = [event.wire() async for event in runner.resume("offline-turn", True, runtime)]
     state = await runner.state("offline-turn")
     final = next((e["text"] for e in events if e["type"] == "message"), "")
     return TurnOutcome(model.calls, final, WorkflowDocument.from_yaml(state["yaml"]))

@@ -14,38 +14,17 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 
-from agents.events import status_event
+from agents.events import StatusEvent
 from agents.models.base import ModelRequest, RequestContext
 from agents.runtime import TurnRuntime
 from tools.document import WorkflowDocument
 from tools.document.structure import Job
+from tools.edits.edit_job_code import EditJobCodeArgs
 from tools.errors import CodeEditError
 from tools.jobcode import CodeEdit, apply_code_edits, check_job_code, format_problems
-from tools.registry import input_schema
-
-
-class CodeEditArgs(BaseModel):
-    action: Literal["replace", "rewrite"] = Field(
-        description="'replace' swaps old_code (which must occur exactly once) for new_code; "
-        "'rewrite' replaces the whole body with new_code."
-    )
-    old_code: str | None = Field(None, description="Exact current text to replace.")
-    new_code: str = Field(description="The new code.")
-
-
-class EditJobCodeArgs(BaseModel):
-    """Change the step's code. Edits apply in order to the current code."""
-
-    edits: list[CodeEditArgs] = Field(min_length=1)
-
-
-EDIT_TOOL: dict[str, Any] = {
-    "name": "edit_job_code",
-    "description": EditJobCodeArgs.__doc__,
-    "input_schema": input_schema(EditJobCodeArgs),
-}
+from tools.registry import CODE_EDIT_TOOL
 
 
 @dataclass
@@ -98,7 +77,14 @@ async def run_code_agent(
     job_key: str,
     message: str,
     emit: Any,
+    *,
+    tool: str = CODE_EDIT_TOOL.name,
+    tool_use_id: str | None = None,
 ) -> CodeResult:
+    """Run the code agent on one step; returns the new body (not yet written) or why not.
+
+    ``tool`` and ``tool_use_id`` name the call this run answers, for its status events.
+    """
     job = doc.structure.jobs.get(job_key)
     if job is None:
         # The step went away after the request was accepted: report, never raise.
@@ -127,7 +113,20 @@ async def run_code_agent(
         neighbours=neighbours,
     )
     result = CodeResult(job_key)
-    emit(status_event("spinner", "call_job_code_agent", f"Writing code for {job.name}…"))
+
+    def status(phase: Literal["spinner", "settled"], text: str) -> None:
+        emit(
+            StatusEvent(
+                phase=phase,
+                tool=tool,
+                text=text,
+                tool_use_id=tool_use_id,
+                job_key=job.key,
+                job_name=job.name,
+            )
+        )
+
+    status("spinner", f"Writing code for {job.name}…")
     body = job.body or ""
     for attempt in range(rt.config.code_retries + 1):
         response = await rt.model("job_code").create(
@@ -135,7 +134,7 @@ async def run_code_agent(
                 role="job_code",
                 system=system.render(),
                 messages=messages,
-                tools=[EDIT_TOOL],
+                tools=[CODE_EDIT_TOOL.definition()],
                 tool_choice={"type": "auto"},
                 max_tokens=rt.config.max_tokens,
                 context=context,
@@ -148,7 +147,7 @@ async def run_code_agent(
             result.usage[key] = result.usage.get(key, 0) + value
         result.text = response.text.strip()
         uses = response.tool_uses
-        if not any(u["name"] == "edit_job_code" for u in uses):
+        if not any(u["name"] == CODE_EDIT_TOOL.name for u in uses):
             break
         messages.append({"role": "assistant", "content": response.content})
         new_body, answers, feedback = _apply_reply(body, uses)
@@ -166,7 +165,7 @@ async def run_code_agent(
         settled = f"Could not write code for {job.name}"
     else:
         settled = f"No code change for {job.name}"
-    emit(status_event("settled", "call_job_code_agent", settled))
+    status("settled", settled)
     return result
 
 
@@ -188,7 +187,7 @@ def _apply_reply(
     why = ""
     last_edit = ""
     for use in uses:
-        if use["name"] != "edit_job_code":
+        if use["name"] != CODE_EDIT_TOOL.name:
             continue
         last_edit = use["id"]
         applied, why = _apply(current, use.get("input"))
@@ -206,13 +205,15 @@ def _apply_reply(
         if use["id"] == failed:
             text = (
                 f"{why} Nothing from this reply was applied; the code is as it was. "
-                "Fix it with another edit_job_code call."
+                f"Fix it with another {CODE_EDIT_TOOL.name} call."
             )
-        elif use["name"] != "edit_job_code":
-            text = f"There is no tool {use['name']!r} here: only edit_job_code is available."
+        elif use["name"] != CODE_EDIT_TOOL.name:
+            text = (
+                f"There is no tool {use['name']!r} here: only {CODE_EDIT_TOOL.name} is available."
+            )
         else:
             text = (
-                "This call was not applied: the edit_job_code calls of one reply apply in "
+                f"This call was not applied: the {CODE_EDIT_TOOL.name} calls of one reply apply in "
                 "order, all or none, and another one failed (see its result)."
             )
         answers.append(
@@ -231,6 +232,6 @@ def _apply(body: str, raw: Any) -> tuple[str | None, str]:
         edits = [CodeEdit(e.action, e.new_code, e.old_code) for e in args.edits]
         return apply_code_edits(body, edits), ""
     except ValidationError as exc:
-        return None, f"Invalid edit_job_code input: {exc.errors()[0]['msg']}."
+        return None, f"Invalid {CODE_EDIT_TOOL.name} input: {exc.errors()[0]['msg']}."
     except CodeEditError as exc:
         return None, exc.message

@@ -13,12 +13,12 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, ValidationError
 
-from agents.events import route_event
+from agents.events import RouteEvent
 from agents.models.base import ModelError, ModelRequest, RequestContext
 from agents.runtime import TurnRuntime
 from agents.state import TurnState
+from tools.base import ToolSpec
 from tools.document.redaction import redact
-from tools.registry import input_schema
 
 logger = logging.getLogger(__name__)
 
@@ -34,11 +34,8 @@ class RouteArgs(BaseModel):
     confidence: int = Field(ge=1, le=5, description="1 = a guess, 5 = certain.")
 
 
-ROUTE_TOOL: dict[str, Any] = {
-    "name": "route",
-    "description": RouteArgs.__doc__,
-    "input_schema": input_schema(RouteArgs),
-}
+ROUTE: ToolSpec[RouteArgs] = ToolSpec("route", RouteArgs, "route", action="choose an agent")
+"""The router's forced tool: a spec like the planner's, its schema generated the same way."""
 
 
 def page_context(state: TurnState) -> str:
@@ -49,7 +46,7 @@ def page_context(state: TurnState) -> str:
 
 async def route_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
     destination = await _decide(state, runtime.context)
-    runtime.stream_writer(route_event(destination))
+    runtime.stream_writer(RouteEvent(destination=destination))
     return {"route": destination}
 
 
@@ -65,8 +62,8 @@ async def _decide(state: TurnState, rt: TurnRuntime) -> Literal["planner", "job_
         role="router",
         system=prompt.render(page_context=page_context(state)),
         messages=[{"role": "user", "content": state["user_text"]}],
-        tools=[ROUTE_TOOL],
-        tool_choice={"type": "tool", "name": "route"},
+        tools=[ROUTE.definition()],
+        tool_choice={"type": "tool", "name": ROUTE.name},
         max_tokens=256,
         context=RequestContext(
             user_text=state["user_text"],
@@ -81,7 +78,7 @@ async def _decide(state: TurnState, rt: TurnRuntime) -> Literal["planner", "job_
     )
     try:
         response = await rt.model("router").create(request)
-        use = next((u for u in response.tool_uses if u.get("name") == "route"), None)
+        use = next((u for u in response.tool_uses if u.get("name") == ROUTE.name), None)
         if use is None:
             logger.warning("router answered without a route call; using the planner")
             return "planner"

@@ -11,9 +11,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agents.events import delta_event
+from agents.events import DeltaEvent
 from agents.models.base import ModelRequest, RequestContext
-from agents.router import page_context
+from agents.nodes.route import page_context
 from agents.runtime import TurnRuntime
 from agents.state import TurnState
 from tools.document.redaction import redact, render_structure
@@ -79,7 +79,7 @@ async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
     prompt = rt.prompt("planner")
 
     async def on_text(chunk: str) -> None:
-        runtime.stream_writer(delta_event(chunk))
+        runtime.stream_writer(DeltaEvent(text=chunk))
 
     request = ModelRequest(
         role="planner",

@@ -1,0 +1,143 @@
+"""One round of the planner's tool calls: structural and read tools, then the fan-out.
+
+Structural and read tools run in order, each mutation committed (and only
+then published) before the next tool runs. Calls whose spec fans out
+(``call_job_code_agent``) are checked against the document those tools left
+and sent to ``job_code`` with ``Send``, all in parallel (``agents/nodes/code.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Send
+
+from agents.events import StatusEvent, workflow_event
+from agents.nodes.commit import commit
+from agents.runtime import TurnRuntime
+from agents.state import CodeTask, TurnState
+from tools.base import ToolResult
+from tools.document.redaction import render_structure
+from tools.registry import run_tool, spec_for
+
+DECLINED = "The user declined this change, so it was not made. The workflow was not changed."
+
+
+def tool_result_block(use_id: str, result: ToolResult, structure: str | None) -> dict[str, Any]:
+    text = result.text
+    if structure:
+        text += f"\n\nThe workflow now:\n{structure}"
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use_id, "content": text}
+    if not result.ok:
+        block["is_error"] = True
+    return block
+
+
+async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command[Any]:
+    """Run one round of tool calls; fan code requests out after its structural tools.
+
+    Structural and read tools run first, in the order they were asked, each
+    mutation committed before the next. Only then are the round's
+    ``call_job_code_agent`` requests checked, against the document as those
+    tools left it: a request for a step added later in the round runs, one
+    for a key that a later call renamed or removed gets an error result (keys
+    are exact; a rename is not followed). Budget and results still follow the
+    order of the tool_uses.
+    """
+    rt, emit = runtime.context, runtime.stream_writer
+    doc = rt.document(state["yaml"], state["version"])
+    yaml, version = state["yaml"], state["version"]
+    read_only = bool(state.get("read_only"))
+    # "No" covers the whole round: its other calls were planned around the change
+    # the user refused (e.g. reconnecting the neighbours of a step kept after all).
+    declined = any(answer is False for answer in (state.get("approvals") or {}).values())
+    calls = state.get("tool_calls", 0)
+    changes = list(state.get("changes") or [])
+    results: dict[str, dict[str, Any]] = {}
+    code_requests: list[tuple[str, str, dict[str, Any]]] = []
+    last_mutation: str | None = None
+    for use in state.get("pending") or []:
+        use_id, name, args = use["id"], use["name"], use.get("input")
+        if calls >= rt.config.max_tool_calls:
+            results[use_id] = error_block(use_id, "budget_spent", "The tool budget is spent.")
+            continue
+        calls += 1
+        if declined:
+            results[use_id] = error_block(use_id, "declined", DECLINED)
+            continue
+        if not isinstance(args, dict):
+            results[use_id] = error_block(
+                use_id, "invalid_arguments", "Tool input must be a JSON object."
+            )
+            continue
+        spec = spec_for(name)
+        if spec is not None and spec.fans_out:
+            code_requests.append((use_id, name, args))  # checked once the structure is final
+            continue
+        spinner = spec.spinner_text(args) if spec is not None else f"Running {name}…"
+        emit(StatusEvent(phase="spinner", tool=name, text=spinner, tool_use_id=use_id))
+        result = run_tool(doc, name, args, read_only=read_only, context=rt.tools)
+        if result.mutated:
+            yaml, version = await commit(rt, state, doc, version, name, result)
+            changes += [c.as_dict() for c in result.changes]
+            emit(workflow_event(yaml, version, result.changes))
+            last_mutation = use_id
+        emit(StatusEvent(phase="settled", tool=name, text=result.headline, tool_use_id=use_id))
+        results[use_id] = tool_result_block(use_id, result, None)
+    tasks: list[CodeTask] = []
+    for use_id, name, args in code_requests:
+        result = run_tool(doc, name, args, read_only=read_only, context=rt.tools)
+        data = result.data or {}
+        if result.ok and any(t["job_key"] == data["job_key"] for t in tasks):
+            result = ToolResult.failure(
+                "duplicate_request",
+                f"The code agent is already working on {data['job_key']!r} in this round.",
+                mutating=False,
+            )
+        if not result.ok:
+            results[use_id] = tool_result_block(use_id, result, None)
+            continue
+        tasks.append(
+            CodeTask(
+                tool_use_id=use_id,
+                tool=name,
+                job_key=data["job_key"],
+                message=data["message"],
+                yaml=yaml,
+                version=version,
+            )
+        )
+    if last_mutation is not None:
+        block = results[last_mutation]
+        block["content"] += f"\n\nThe workflow now:\n{render_structure(doc.structure)}"
+    update: dict[str, Any] = {
+        "yaml": yaml,
+        "version": version,
+        "tool_calls": calls,
+        "tool_rounds": state.get("tool_rounds", 0) + 1,
+        "changes": changes,
+        "round_results": results,
+        "approvals": {},
+        "code_results": None,
+    }
+    if tasks:
+        return Command(goto=[Send("job_code", task) for task in tasks], update=update)
+    update["messages"] = [*state["messages"], results_message(state, results)]
+    update["pending"] = []
+    return Command(goto="planner", update=update)
+
+
+def error_block(use_id: str, code: str, message: str) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": use_id,
+        "content": f"Error ({code}): {message}",
+        "is_error": True,
+    }
+
+
+def results_message(state: TurnState, results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One user message with a tool_result per tool_use, in the order they were asked."""
+    ordered = [results[use["id"]] for use in state.get("pending") or [] if use["id"] in results]
+    return {"role": "user", "content": ordered}

@@ -1,0 +1,96 @@
+"""Every tool's policy lives on its spec; every field the model fills is described."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agents.nodes.route import ROUTE
+from tools.base import ToolSpec
+from tools.document import WorkflowDocument
+from tools.registry import CODE_EDIT_TOOL, TOOLS, spec_for
+
+ALL_SPECS: list[ToolSpec[Any]] = [*TOOLS.values(), CODE_EDIT_TOOL, ROUTE]
+
+
+def _undescribed(schema: Any, path: str) -> list[str]:
+    """Paths of properties in a JSON schema that have no description."""
+    missing: list[str] = []
+    if isinstance(schema, dict):
+        for name, prop in (schema.get("properties") or {}).items():
+            where = f"{path}.{name}"
+            if not (isinstance(prop, dict) and prop.get("description")):
+                missing.append(where)
+            missing += _undescribed(prop, where)
+        for key in ("items", "anyOf", "oneOf", "allOf"):
+            value = schema.get(key)
+            for child in value if isinstance(value, list) else [value]:
+                missing += _undescribed(child, path)
+    return missing
+
+
+@pytest.mark.parametrize("spec", ALL_SPECS, ids=lambda s: s.name)
+def test_every_args_field_has_a_description(spec: ToolSpec[Any]) -> None:
+    definition = spec.definition()
+    assert definition["description"], f"{spec.name} has no docstring for the model"
+    assert _undescribed(definition["input_schema"], spec.name) == []
+
+
+@pytest.mark.parametrize("spec", ALL_SPECS, ids=lambda s: s.name)
+def test_every_spec_carries_its_policy(spec: ToolSpec[Any]) -> None:
+    assert spec.spinner and spec.action
+    if spec.count_field is not None:
+        assert spec.count_field in spec.args.model_fields
+        assert "{n}" in spec.spinner
+
+
+def test_spinner_counts_the_items_of_the_call() -> None:
+    add = TOOLS["add_jobs"]
+    one = add.spinner_text({"jobs": [{"name": "A"}]})
+    three = add.spinner_text({"jobs": [{"name": "A"}, {"name": "B"}, {"name": "C"}]})
+    assert (one, three) == ("Adding 1 step…", "Adding 3 steps…")
+    assert add.spinner_text("not a mapping") == "Adding 1 step…"
+
+
+def test_only_the_fan_out_tool_fans_out_and_only_removal_asks() -> None:
+    assert [s.name for s in TOOLS.values() if s.fans_out] == ["call_job_code_agent"]
+    assert [s.name for s in TOOLS.values() if s.confirm is not None] == ["remove_jobs"]
+    assert spec_for(CODE_EDIT_TOOL.name) is CODE_EDIT_TOOL
+    assert spec_for("nope") is None
+
+
+DOC = """\
+name: Two steps
+jobs:
+  fetch:
+    id: 11111111-1111-4111-8111-111111111111
+    name: Fetch
+    adaptor: '@openfn/language-http@latest'
+    body: get('/patients')
+  store:
+    id: 22222222-2222-4222-8222-222222222222
+    name: Store
+    adaptor: '@openfn/language-common@latest'
+    body: '// Add operations here'
+edges:
+  fetch->store:
+    source_job: fetch
+    target_job: store
+    condition_type: on_job_success
+"""
+
+
+def test_the_removal_rule_sees_the_whole_round() -> None:
+    rule = TOOLS["remove_jobs"].confirm
+    assert rule is not None
+    structure = WorkflowDocument.from_yaml(DOC).structure
+    # A step without code, not the last one: nothing to ask.
+    assert rule(structure, [{"keys": ["store"]}]) is None
+    # Code is lost.
+    assert rule(structure, [{"keys": ["fetch"]}]) == "remove 'Fetch', which holds code"
+    # Two calls that together empty the workflow ask as one.
+    asked = rule(structure, [{"keys": ["store"]}, {"keys": ["fetch"]}])
+    assert asked == "remove all 2 steps, including 'Fetch', which holds code"
+    # Unknown keys and malformed input are left to the call itself.
+    assert rule(structure, [{"keys": ["ghost"]}, {"keys": "fetch"}]) is None
