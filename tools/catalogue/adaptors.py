@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from tools.catalogue.names import adaptor_short_name
 from tools.errors import PlanwrightError
 
 DEFAULT_CATALOGUE_PATH = Path(__file__).resolve().parent / "data" / "adaptors.json"
@@ -117,16 +118,11 @@ class Adaptor:
     @property
     def short_name(self) -> str:
         """``http`` for ``@openfn/language-http``."""
-        return short_name(self.name)
+        return adaptor_short_name(self.name)
 
     def function(self, name: str) -> AdaptorFunction | None:
         """The function called ``name`` (exact match), if the adaptor has one."""
         return next((f for f in self.functions if f.name == name), None)
-
-
-def short_name(package: str) -> str:
-    """``http`` for ``@openfn/language-http`` (and for ``language-http`` or ``http``)."""
-    return package.removeprefix("@openfn/").removeprefix("language-")
 
 
 def _normalise(name: str) -> str:
@@ -146,7 +142,7 @@ class AdaptorCatalogue:
         self._lookup: dict[str, str] = {}
         for full in self.adaptors:
             low = full.lower()
-            for key in (low, low.removeprefix("@openfn/"), short_name(low)):
+            for key in (low, low.removeprefix("@openfn/"), adaptor_short_name(low)):
                 self._lookup.setdefault(key, full)
 
     def __len__(self) -> int:
@@ -176,7 +172,7 @@ class AdaptorCatalogue:
         scored = []
         for full in self.adaptors:
             low = full.lower()
-            keys = (low, low.removeprefix("@openfn/"), short_name(low))
+            keys = (low, low.removeprefix("@openfn/"), adaptor_short_name(low))
             ratio = max(difflib.SequenceMatcher(None, query, key).ratio() for key in keys)
             if ratio >= 0.6:
                 scored.append((-ratio, full))

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.catalogue.adaptor_docs import PackageDocs, read_all_package_docs
-from tools.catalogue.adaptors import Adaptor, AdaptorCatalogue, short_name
+from tools.catalogue.adaptors import Adaptor, AdaptorCatalogue
+from tools.catalogue.names import adaptor_short_name
 
 DEFAULT_CONCEPTS_DIR = Path(__file__).resolve().parent / "data" / "concepts"
 
@@ -85,7 +86,7 @@ def _words(identifier: str) -> str:
 
 
 def _adaptor_terms(package: str) -> str:
-    short = short_name(package)
+    short = adaptor_short_name(package)
     return " ".join(filter(None, (short, short.replace("-", " "), _ADAPTOR_ALIASES.get(short))))
 
 
@@ -147,7 +148,7 @@ def _concept_docs(concepts_dir: Path) -> Iterator[_Doc]:
 
 
 def _package_docs(package: PackageDocs) -> Iterator[_Doc]:
-    short = short_name(package.name)
+    short = adaptor_short_name(package.name)
     terms = _adaptor_terms(package.name)
     for fn in package.functions:
         text = fn.doc_text()
@@ -164,9 +165,7 @@ def _package_docs(package: PackageDocs) -> Iterator[_Doc]:
 
 def _adaptor_key(name: str) -> str:
     """``http`` for ``@openfn/language-HTTP@latest``, ``language-http`` or ``http``."""
-    name = name.strip().lower()
-    at = name.rfind("@")
-    return short_name(name[:at] if at > 0 else name)
+    return adaptor_short_name(name.strip().lower())
 
 
 def _match_expression(query: str) -> str | None:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from tools.catalogue.adaptors import AdaptorCatalogue
 from tools.errors import ToolInputError
+
+if TYPE_CHECKING:  # adaptors.py imports adaptor_short_name from here
+    from tools.catalogue.adaptors import AdaptorCatalogue
 
 _VERSION = re.compile(r"^(latest|\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?)$")
 
@@ -50,5 +53,7 @@ def resolve_adaptor(spec: str, catalogue: AdaptorCatalogue, *, current: str | No
 
 
 def adaptor_short_name(spec: str) -> str:
+    """``http`` for ``@openfn/language-http@6.5.1``, ``@openfn/language-http``,
+    ``language-http`` or ``http``: the one short name of an adaptor."""
     package, _ = split_adaptor(spec)
     return package.removeprefix("@openfn/").removeprefix("language-")
