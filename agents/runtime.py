@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
-from agents.models.base import ChatModel, Role
+from agents.models.base import ChatModel, ModelRole
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
@@ -93,7 +93,7 @@ class AgentConfig:
 class TurnRuntime:
     """What a turn runs with (LangGraph context): never checkpointed, rebuilt on resume."""
 
-    models: Mapping[Role, ChatModel]
+    models: Mapping[ModelRole, ChatModel]
     """The model client for each role (router, planner, job_code)."""
     config: AgentConfig = field(default_factory=AgentConfig)
     """Limits and prompt versions."""
@@ -108,7 +108,7 @@ class TurnRuntime:
     _doc_version: int | None = field(default=None, repr=False)
     """The committed version ``_doc`` is at."""
 
-    def model(self, role: Role) -> ChatModel:
+    def model(self, role: ModelRole) -> ChatModel:
         return self.models[role]
 
     def prompt(self, role: str) -> PromptTemplate:

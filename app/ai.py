@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agents.models import AnthropicModel
-from agents.models.base import ChatModel, Role
+from agents.models.base import ChatModel, ModelRole
 from app.settings import Settings
 
 
-def build_models(settings: Settings) -> Mapping[Role, ChatModel]:
+def build_models(settings: Settings) -> Mapping[ModelRole, ChatModel]:
     if settings.uses_anthropic:
         claude = AnthropicModel(
             models={

@@ -12,13 +12,13 @@ import hashlib
 from dataclasses import dataclass
 
 from app.errors import AuthError
-from app.settings import Role, Settings
+from app.settings import Settings, TokenRole
 
 
 @dataclass(frozen=True)
 class Principal:
     subject: str  # stable and opaque: owns sessions
-    role: Role
+    role: TokenRole
     name: str | None = None  # shown as the author of versions
 
     @property

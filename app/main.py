@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from agents.models.base import ChatModel, Role
+from agents.models.base import ChatModel, ModelRole
 from app import log_redaction
 from app.api import meta, sessions, web, workflows
 from app.http_errors import http_status
@@ -22,7 +22,7 @@ from tools.errors import PlanwrightError
 
 
 def create_app(
-    settings: Settings | None = None, *, models: Mapping[Role, ChatModel] | None = None
+    settings: Settings | None = None, *, models: Mapping[ModelRole, ChatModel] | None = None
 ) -> FastAPI:
     settings = settings or Settings()
     log_redaction.install()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.graph import build_graph
-from agents.models.base import ChatModel, Role
+from agents.models.base import ChatModel, ModelRole
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig
 from agents.tracing import LangfuseConfig, Tracer
@@ -75,7 +75,7 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[Any]:
 
 @asynccontextmanager
 async def open_services(
-    settings: Settings, *, models: Mapping[Role, ChatModel] | None = None
+    settings: Settings, *, models: Mapping[ModelRole, ChatModel] | None = None
 ) -> AsyncIterator[Services]:
     async with AsyncExitStack() as stack:
         engine = create_engine(settings.database_url)

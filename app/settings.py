@@ -24,7 +24,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tools.document.yaml_io import DEFAULT_MAX_BYTES
 
-Role = Literal["editor", "reviewer", "admin"]
+TokenRole = Literal["editor", "reviewer", "admin"]
 
 
 def _alias(name: str) -> AliasChoices:
@@ -126,12 +126,12 @@ class Settings(BaseSettings):
 class TokenHolder(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    role: Role
+    role: TokenRole
     name: str | None = Field(None, min_length=1, max_length=100)
 
 
-_TOKEN_TABLE: TypeAdapter[dict[str, Role | TokenHolder]] = TypeAdapter(
-    dict[str, Role | TokenHolder]
+_TOKEN_TABLE: TypeAdapter[dict[str, TokenRole | TokenHolder]] = TypeAdapter(
+    dict[str, TokenRole | TokenHolder]
 )
 
 

@@ -25,7 +25,7 @@ from agents.events import (
     WorkflowEvent,
     workflow_event,
 )
-from agents.models.base import ChatModel, Role
+from agents.models.base import ChatModel, ModelRole
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, TurnRuntime
 from agents.state import TurnInput
@@ -109,7 +109,7 @@ class TurnService:
         bus: EventBus,
         lock: TurnLock,
         runner: TurnRunner,
-        models: Mapping[Role, ChatModel],
+        models: Mapping[ModelRole, ChatModel],
         tools: ToolContext,
         config: AgentConfig,
         lock_ttl_s: float = 30.0,

@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from agents.events import ConfirmEvent, DeltaEvent, Event, MessageEvent, TurnCompletedEvent
-from agents.models.base import ChatModel, ModelResponse, Role, Usage
+from agents.models.base import ChatModel, ModelResponse, ModelRole, Usage
 from agents.models.scripted import ScriptedModel
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, InMemoryCommitter, TurnRuntime
@@ -145,7 +145,7 @@ def scripted_response(step: ScriptStepSpec) -> ModelResponse:
     return ScriptedModel.text(step.text or "", usage=usage)
 
 
-def scripted_models(scenario: Scenario) -> dict[Role, ChatModel]:
+def scripted_models(scenario: Scenario) -> dict[ModelRole, ChatModel]:
     script = scenario.script or {}
     model = ScriptedModel(
         {role: [scripted_response(s) for s in steps] for role, steps in script.items()}
@@ -169,7 +169,7 @@ class ScenarioExecutor:
     """Runs scenarios on one graph runner with fresh models/runtime per run."""
 
     runner: TurnRunner
-    models_for: Callable[[Scenario], Mapping[Role, ChatModel]]
+    models_for: Callable[[Scenario], Mapping[ModelRole, ChatModel]]
     config: AgentConfig
     tools: Callable[[], ToolContext]
     observe: TurnHook | None = None

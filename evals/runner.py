@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.graph import build_graph
-from agents.models.base import ChatModel, Role
+from agents.models.base import ChatModel, ModelRole
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig
 from evals.execute import (
@@ -138,7 +138,7 @@ class Progress:
         self.stream.flush()
 
 
-def anthropic_models() -> tuple[Mapping[Role, ChatModel], dict[str, str]]:
+def anthropic_models() -> tuple[Mapping[ModelRole, ChatModel], dict[str, str]]:
     from app.ai import build_models
     from app.settings import Settings
 
@@ -155,14 +155,14 @@ def anthropic_models() -> tuple[Mapping[Role, ChatModel], dict[str, str]]:
 
 def models_for_kind(
     kind: str,
-) -> tuple[Callable[[Scenario], Mapping[Role, ChatModel]], dict[str, str]]:
+) -> tuple[Callable[[Scenario], Mapping[ModelRole, ChatModel]], dict[str, str]]:
     if kind == "scripted":
         return scripted_models, {"all": "scripted"}
     if kind == "offline":
         from agents.models.offline import OfflineModel
 
         offline = OfflineModel()
-        shared: Mapping[Role, ChatModel] = {
+        shared: Mapping[ModelRole, ChatModel] = {
             "router": offline,
             "planner": offline,
             "job_code": offline,
@@ -198,7 +198,8 @@ async def run_eval(
     observe: TurnHook | None = None,
     judge: Judge | None = None,
     progress: Progress | None = None,
-    models: tuple[Callable[[Scenario], Mapping[Role, ChatModel]], dict[str, str]] | None = None,
+    models: tuple[Callable[[Scenario], Mapping[ModelRole, ChatModel]], dict[str, str]]
+    | None = None,
     prompt_loader: PromptLoader | None = None,
 ) -> EvalRun:
     started, started_at = time.perf_counter(), datetime.now(UTC).isoformat(timespec="seconds")

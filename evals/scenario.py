@@ -23,7 +23,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ruamel.yaml import YAML
 
-from agents.models.base import Role
+from agents.models.base import ModelRole
 
 EVALS_DIR = Path(__file__).resolve().parent
 SCENARIOS_DIR = EVALS_DIR / "scenarios"
@@ -165,7 +165,7 @@ class Scenario(_Strict):
     history: list[dict[str, str]] = Field(default_factory=list)
     turns: list[TurnSpec] = Field(min_length=1)
     offline: bool = Field(False, description="The offline model is documented to handle it.")
-    script: dict[Role, list[ScriptStepSpec]] | None = None
+    script: dict[ModelRole, list[ScriptStepSpec]] | None = None
     expect: Expectations = Field(default_factory=Expectations)
     source: str | None = Field(None, exclude=True)
 

@@ -22,9 +22,9 @@ from agents.models.base import (
     ModelError,
     ModelRequest,
     ModelResponse,
+    ModelRole,
     ModelTimeoutError,
     ModelUnavailableError,
-    Role,
     TextSink,
     Usage,
 )
@@ -66,14 +66,14 @@ class AnthropicModel:
     def __init__(
         self,
         *,
-        models: Mapping[Role, str],
+        models: Mapping[ModelRole, str],
         api_key: SecretStr | str | None = None,
         base_url: str | None = None,
         timeout: float = 60.0,
         max_retries: int = 2,
         client: anthropic.AsyncAnthropic | None = None,
     ) -> None:
-        self.models: dict[Role, str] = dict(models)
+        self.models: dict[ModelRole, str] = dict(models)
         self._api_key = SecretStr(api_key) if isinstance(api_key, str) else api_key
         self.base_url = base_url
         self.timeout = timeout
@@ -110,7 +110,7 @@ class AnthropicModel:
 
     # -- calls -------------------------------------------------------------- #
 
-    def model_for(self, role: Role) -> str:
+    def model_for(self, role: ModelRole) -> str:
         try:
             return self.models[role]
         except KeyError:
@@ -185,7 +185,7 @@ class AnthropicModel:
     # -- conversions -------------------------------------------------------- #
 
     @staticmethod
-    def _block(block: Any, role: Role, model_id: str) -> dict[str, Any]:
+    def _block(block: Any, role: ModelRole, model_id: str) -> dict[str, Any]:
         if block.type == "text":
             return {"type": "text", "text": block.text}
         if block.type == "tool_use":
@@ -211,7 +211,7 @@ class AnthropicModel:
                 text = text.replace(secret, "***")
         return text
 
-    def _translate(self, exc: Exception, role: Role, model_id: str) -> ModelError | None:
+    def _translate(self, exc: Exception, role: ModelRole, model_id: str) -> ModelError | None:
         """Planwright's error for an SDK failure, or ``None`` to let ``exc`` through."""
         where: dict[str, Any] = {"role": role, "model": model_id}
         if isinstance(exc, anthropic.APITimeoutError):

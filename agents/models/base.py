@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from tools.errors import PlanwrightError
 
-Role = Literal["router", "planner", "job_code"]
+ModelRole = Literal["router", "planner", "job_code"]
 TextSink = Callable[[str], Awaitable[None]]
 
 
@@ -68,7 +68,7 @@ class RequestContext:
 
 @dataclass
 class ModelRequest:
-    role: Role
+    role: ModelRole
     system: str
     messages: list[dict[str, Any]]
     tools: list[dict[str, Any]] = field(default_factory=list)

@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from agents.models.base import ModelRequest, ModelResponse, Role, TextSink, Usage
+from agents.models.base import ModelRequest, ModelResponse, ModelRole, TextSink, Usage
 
 __all__ = ["ScriptExhaustedError", "ScriptStep", "ScriptedModel"]
 
@@ -59,14 +59,14 @@ class ScriptedModel:
 
     def __init__(
         self,
-        script: Sequence[ScriptStep] | Mapping[Role, Sequence[ScriptStep]] = (),
+        script: Sequence[ScriptStep] | Mapping[ModelRole, Sequence[ScriptStep]] = (),
         *,
         default: ModelResponse | ScriptFn | None = None,
-        latency: float | Mapping[Role, float] = 0.0,
+        latency: float | Mapping[ModelRole, float] = 0.0,
         text_chunks: int = 3,
     ) -> None:
         self._shared: deque[ScriptStep] = deque()
-        self._by_role: dict[Role, deque[ScriptStep]] = {}
+        self._by_role: dict[ModelRole, deque[ScriptStep]] = {}
         if isinstance(script, Mapping):
             for role, steps in script.items():
                 self.push(*steps, role=role)
@@ -117,7 +117,7 @@ class ScriptedModel:
             model=model or "scripted",
         )
 
-    def push(self, *steps: ScriptStep, role: Role | None = None) -> None:
+    def push(self, *steps: ScriptStep, role: ModelRole | None = None) -> None:
         """Append steps to the shared queue, or to ``role``'s own queue."""
         queue = self._shared if role is None else self._by_role.setdefault(role, deque())
         queue.extend(_check_step(step) for step in steps)
@@ -133,7 +133,7 @@ class ScriptedModel:
         if self.remaining:
             raise AssertionError(f"ScriptedModel: {self.remaining} scripted step(s) unused")
 
-    def requests_for(self, role: Role) -> list[ModelRequest]:
+    def requests_for(self, role: ModelRole) -> list[ModelRequest]:
         return [r for r in self.requests if r.role == role]
 
     # -- the call ----------------------------------------------------------- #

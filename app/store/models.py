@@ -27,9 +27,9 @@ NAMING_CONVENTION = {
 SQLModel.metadata.naming_convention = NAMING_CONVENTION
 metadata: MetaData = SQLModel.metadata
 
-Role = Literal["user", "assistant"]
+MessageRole = Literal["user", "assistant"]
 TurnStatus = Literal["running", "paused", "completed", "failed", "cancelled"]
-ROLES: tuple[Role, ...] = ("user", "assistant")
+ROLES: tuple[MessageRole, ...] = ("user", "assistant")
 TURN_STATUSES: tuple[TurnStatus, ...] = ("running", "paused", "completed", "failed", "cancelled")
 
 

@@ -31,7 +31,7 @@ from app.store.database import WRITE_OPTIONS
 from app.store.models import (
     ROLES,
     TURN_STATUSES,
-    Role,
+    MessageRole,
     TurnStatus,
     chat_sessions,
     messages,
@@ -93,7 +93,7 @@ class SessionRecord(_Record):
 class MessageRecord(_Record):
     id: int
     session_id: str
-    role: Role
+    role: MessageRole
     content: str
     turn_id: str | None
     created_at: datetime
@@ -313,7 +313,7 @@ class Store:
         return None if row is None else SessionRecord.from_row(row)
 
     async def add_message(
-        self, session_id: str, role: Role, content: str, turn_id: str | None = None
+        self, session_id: str, role: MessageRole, content: str, turn_id: str | None = None
     ) -> MessageRecord:
         if role not in ROLES:
             raise ValueError(f"role must be one of {ROLES}, not {role!r}")
