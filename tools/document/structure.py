@@ -85,6 +85,23 @@ class Edge:
         return self.source_job if self.source_job is not None else (self.source_trigger or "")
 
 
+_CONDITION_WORDS = {
+    "always": "always",
+    "on_job_success": "on success",
+    "on_job_failure": "on failure",
+}
+
+
+def condition_text(
+    condition_type: str, expression: str | None = None, label: str | None = None
+) -> str:
+    """An edge condition in words: ``always``, ``on success``, ``on failure``, or
+    ``when <label or expression>`` for a JavaScript condition."""
+    if condition_type == "js_expression":
+        return f"when {label or expression or '?'}"
+    return _CONDITION_WORDS.get(condition_type, condition_type)
+
+
 Entry = Job | Trigger | Edge
 _ENTRY_TYPES: dict[Section, type[Job] | type[Trigger] | type[Edge]] = {
     "jobs": Job,

@@ -15,6 +15,7 @@ from typing import Any
 from agents.models.offline.grammar import camel, js_string, unquote, words
 from agents.models.offline.plan import Reply
 from agents.models.offline.references import NeedsAnswer
+from tools.document.structure import condition_text
 from tools.jobcode import check_job_code
 
 _LEAD = re.compile(
@@ -111,9 +112,7 @@ class Condition:
     def words(self) -> str:
         if self.type == UNCLEAR:
             return f"when {self.label}"
-        if self.type == "js_expression":
-            return f"when {self.label or self.expression}"
-        return {"always": "always", "on_job_success": "on success"}.get(self.type, "on failure")
+        return condition_text(self.type, self.expression, self.label)
 
 
 SUCCESS = Condition("on_job_success")

@@ -17,6 +17,7 @@ from tools.base import ToolContext, ToolResult
 from tools.catalogue.names import adaptor_short_name
 from tools.document import WorkflowDocument
 from tools.document.redaction import redact
+from tools.document.structure import condition_text
 from tools.jobcode import STANDARD_EMPTY_BODY
 from tools.registry import run_tool, spec_for
 
@@ -108,13 +109,7 @@ class View:
 
 
 def condition_words(edge: EdgeView) -> str:
-    if edge.condition_type == "js_expression":
-        return f"when {edge.label or edge.expression}"
-    return {
-        "always": "always",
-        "on_job_success": "on success",
-        "on_job_failure": "on failure",
-    }.get(edge.condition_type, edge.condition_type)
+    return condition_text(edge.condition_type, edge.expression, edge.label)
 
 
 def document_from(structure: dict[str, Any]) -> WorkflowDocument:
