@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.tool_helpers import (
+from tests.tools.helpers import (
     FIXTURE_EDGE_IDS,
     FIXTURE_TRIGGER_ID,
     changes,

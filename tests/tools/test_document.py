@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.unit.tool_helpers import (
+from tests.tools.helpers import (
     FIXTURE_EDGE_IDS,
     FIXTURE_FETCH_BODY,
     FIXTURE_JOB_IDS,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.tool_helpers import make_context, ok
+from tests.tools.helpers import make_context, ok
 from tools.document import WorkflowDocument
 from tools.document.emitter import FragmentEmitter
 from tools.document.yaml_io import load_yaml

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.tool_helpers import make_context, ok
+from tests.tools.helpers import make_context, ok
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.tool_helpers import (
+from tests.tools.helpers import (
     FIXTURE_FETCH_BODY,
     call,
     fails,
