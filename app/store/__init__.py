@@ -11,14 +11,14 @@ Typical start-up::
 
 from app.errors import ConflictError, NotFoundError, VersionConflictError
 from app.store.database import create_engine, migrate, normalise_url
-from app.store.repository import (
+from app.store.records import (
     MessageRecord,
     SessionRecord,
-    Store,
     TurnRecord,
     VersionRecord,
     WorkflowRecord,
 )
+from app.store.repository import Store
 
 __all__ = [
     "ConflictError",

@@ -1,9 +1,11 @@
 """The async repository: every read and write the service makes, as plain records.
 
 Queries go through SQLAlchemy Core on the model tables, one short transaction
-per call, and return frozen pydantic records, so nothing handed out is tied to
-a session. Transactions that write are opened with :data:`WRITE_OPTIONS`
-(``BEGIN IMMEDIATE`` on SQLite) so concurrent writers queue rather than fail.
+per call, and return the frozen pydantic records of :mod:`app.store.records`, so
+nothing handed out is tied to a session. Transactions that write are opened with
+:data:`WRITE_OPTIONS` (``BEGIN IMMEDIATE`` on SQLite) so concurrent writers queue
+rather than fail. The turn queries are in :mod:`app.store.turn_queries`, a mixin
+the :class:`Store` inherits.
 
 The one subtle operation is :meth:`Store.commit_version`: a conditional
 ``UPDATE ... WHERE version = expected`` and the version-row ``INSERT`` in one
@@ -15,30 +17,33 @@ one of several commits based on the same version wins; the unique
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Self
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Executable, RowMapping, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.errors import ConflictError, NotFoundError, VersionConflictError
+from app.errors import NotFoundError, VersionConflictError
 from app.store.database import WRITE_OPTIONS
 from app.store.models import (
     ROLES,
-    TURN_STATUSES,
     MessageRole,
-    TurnStatus,
     chat_sessions,
     messages,
-    turns,
     workflow_versions,
     workflows,
 )
+from app.store.records import (
+    MessageRecord,
+    SessionRecord,
+    TurnRecord,
+    VersionRecord,
+    WorkflowRecord,
+)
+from app.store.turn_queries import TurnQueries
 
 __all__ = [
     "MessageRecord",
@@ -48,77 +53,6 @@ __all__ = [
     "VersionRecord",
     "WorkflowRecord",
 ]
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    @classmethod
-    def from_row(cls, row: RowMapping) -> Self:
-        return cls.model_validate(dict(row))
-
-
-class WorkflowRecord(_Record):
-    id: str
-    name: str
-    version: int
-    yaml: str
-    owner: str | None
-    created_at: datetime
-    updated_at: datetime
-
-
-class VersionRecord(_Record):
-    """One row of a workflow's history; ``yaml`` only from :meth:`Store.get_version`."""
-
-    workflow_id: str
-    version: int
-    author: str | None
-    tool: str | None
-    summary: str
-    session_id: str | None
-    turn_id: str | None
-    created_at: datetime
-    yaml: str | None = None
-
-
-class SessionRecord(_Record):
-    id: str
-    workflow_id: str
-    read_only: bool
-    owner: str | None
-    created_at: datetime
-
-
-class MessageRecord(_Record):
-    id: int
-    session_id: str
-    role: MessageRole
-    content: str
-    turn_id: str | None
-    created_at: datetime
-
-
-class TurnRecord(_Record):
-    id: str
-    session_id: str
-    workflow_id: str
-    route: str | None
-    status: TurnStatus
-    tool_rounds: int
-    input_tokens: int
-    output_tokens: int
-    duration_ms: int | None
-    prompt_versions: dict[str, str]
-    error_code: str | None
-    created_at: datetime
-    updated_at: datetime
-
-    @classmethod
-    def from_row(cls, row: RowMapping) -> Self:
-        data = dict(row)
-        data["prompt_versions"] = json.loads(data["prompt_versions"])
-        return cls.model_validate(data)
 
 
 def _utcnow() -> datetime:
@@ -132,7 +66,7 @@ def _uuid() -> str:
 _VERSION_COLUMNS = [c for c in workflow_versions.c if c.name not in ("id", "yaml")]
 
 
-class Store:
+class Store(TurnQueries):
     """Persistence for workflows, their versions, chat sessions, messages and turns.
 
     ``now`` must return timezone-aware datetimes; ``new_id`` makes workflow and
@@ -337,111 +271,6 @@ class Store:
         query = select(messages).where(messages.c.session_id == session_id).order_by(messages.c.id)
         return [MessageRecord.from_row(r) for r in await self._all(query)]
 
-    # -- turns ---------------------------------------------------------------------------
-
-    async def start_turn(
-        self,
-        turn_id: str,
-        *,
-        session_id: str,
-        workflow_id: str,
-        prompt_versions: Mapping[str, str] | None = None,
-    ) -> TurnRecord:
-        """Record a ``running`` turn. :class:`ConflictError` if ``turn_id`` is taken,
-        :class:`NotFoundError` if the session or workflow does not exist."""
-        now = self._clock()
-        record = TurnRecord(
-            id=turn_id,
-            session_id=session_id,
-            workflow_id=workflow_id,
-            route=None,
-            status="running",
-            tool_rounds=0,
-            input_tokens=0,
-            output_tokens=0,
-            duration_ms=None,
-            prompt_versions=dict(prompt_versions or {}),
-            error_code=None,
-            created_at=now,
-            updated_at=now,
-        )
-        row = record.model_dump()
-        row["prompt_versions"] = json.dumps(record.prompt_versions, sort_keys=True)
-        try:
-            async with self._writer.begin() as conn:
-                await conn.execute(insert(turns).values(row))
-        except IntegrityError as exc:
-            if await self.get_turn(turn_id) is not None:
-                raise ConflictError(f"turn {turn_id!r} already exists", turn_id=turn_id) from exc
-            raise NotFoundError(
-                f"no session {session_id!r} for workflow {workflow_id!r}",
-                session_id=session_id,
-                workflow_id=workflow_id,
-            ) from exc
-        return record
-
-    async def finish_turn(
-        self,
-        turn_id: str,
-        *,
-        status: TurnStatus,
-        route: str | None = None,
-        tool_rounds: int = 0,
-        input_tokens: int = 0,
-        output_tokens: int = 0,
-        duration_ms: int | None = None,
-        error_code: str | None = None,
-    ) -> TurnRecord:
-        """Set a turn's outcome (also ``paused``, or ``running`` again on resume).
-        ``route=None`` keeps the route already recorded."""
-        _check_status(status)
-        values: dict[str, Any] = {
-            "status": status,
-            "tool_rounds": tool_rounds,
-            "input_tokens": input_tokens,
-            "output_tokens": output_tokens,
-            "duration_ms": duration_ms,
-            "error_code": error_code,
-        }
-        if route is not None:
-            values["route"] = route
-        return await self._update_turn(turn_id, values)
-
-    async def update_turn_status(self, turn_id: str, status: TurnStatus) -> TurnRecord:
-        """Change only the status (``paused`` at a confirmation, ``running`` on resume)."""
-        _check_status(status)
-        return await self._update_turn(turn_id, {"status": status})
-
-    async def get_turn(self, turn_id: str) -> TurnRecord | None:
-        row = await self._first(select(turns).where(turns.c.id == turn_id))
-        return None if row is None else TurnRecord.from_row(row)
-
-    async def paused_turn(self, session_id: str) -> TurnRecord | None:
-        """The session's most recent ``paused`` turn (waiting for a confirmation), if any."""
-        query = (
-            select(turns)
-            .where(turns.c.session_id == session_id, turns.c.status == "paused")
-            .order_by(turns.c.created_at.desc(), turns.c.id.desc())
-            .limit(1)
-        )
-        row = await self._first(query)
-        return None if row is None else TurnRecord.from_row(row)
-
-    async def abandon_running_turns(self, workflow_id: str) -> int:
-        """Mark the workflow's ``running`` turns failed (``abandoned``); returns how many.
-
-        Called by the holder of the workflow's turn lock: no other turn can be running,
-        so a ``running`` row is one whose worker died mid-turn.
-        """
-        statement = (
-            update(turns)
-            .where(turns.c.workflow_id == workflow_id, turns.c.status == "running")
-            .values(status="failed", error_code="abandoned", updated_at=self._clock())
-        )
-        async with self._writer.begin() as conn:
-            result = await conn.execute(statement)
-        return int(result.rowcount or 0)
-
     # -- helpers -------------------------------------------------------------------------
 
     def _clock(self) -> datetime:
@@ -450,15 +279,6 @@ class Store:
             raise ValueError("the Store clock must return timezone-aware datetimes")
         return now.astimezone(UTC)
 
-    async def _update_turn(self, turn_id: str, values: dict[str, Any]) -> TurnRecord:
-        values["updated_at"] = self._clock()
-        statement = update(turns).where(turns.c.id == turn_id).values(values).returning(turns)
-        async with self._writer.begin() as conn:
-            row = (await conn.execute(statement)).mappings().first()
-        if row is None:
-            raise NotFoundError(f"no turn {turn_id!r}", turn_id=turn_id)
-        return TurnRecord.from_row(row)
-
     async def _first(self, query: Executable) -> RowMapping | None:
         async with self.engine.connect() as conn:
             return (await conn.execute(query)).mappings().first()
@@ -466,11 +286,6 @@ class Store:
     async def _all(self, query: Executable) -> Sequence[RowMapping]:
         async with self.engine.connect() as conn:
             return (await conn.execute(query)).mappings().all()
-
-
-def _check_status(status: str) -> None:
-    if status not in TURN_STATUSES:
-        raise ValueError(f"status must be one of {TURN_STATUSES}, not {status!r}")
 
 
 def _conflict(workflow_id: str, expected: int, current: int | None) -> VersionConflictError:

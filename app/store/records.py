@@ -1,0 +1,98 @@
+"""The plain records the :class:`~app.store.repository.Store` hands out.
+
+Every query returns frozen pydantic models built from the row, never ORM objects,
+so nothing handed out is tied to a database session or can be changed behind the
+store's back. They live apart from the queries so callers (and the turn queries in
+:mod:`app.store.turn_queries`) can use the types without the whole repository.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import RowMapping
+
+from app.store.models import MessageRole, TurnStatus
+
+__all__ = [
+    "MessageRecord",
+    "SessionRecord",
+    "TurnRecord",
+    "VersionRecord",
+    "WorkflowRecord",
+]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> Self:
+        return cls.model_validate(dict(row))
+
+
+class WorkflowRecord(_Record):
+    id: str
+    name: str
+    version: int
+    yaml: str
+    owner: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class VersionRecord(_Record):
+    """One row of a workflow's history; ``yaml`` only from
+    :meth:`~app.store.repository.Store.get_version`."""
+
+    workflow_id: str
+    version: int
+    author: str | None
+    tool: str | None
+    summary: str
+    session_id: str | None
+    turn_id: str | None
+    created_at: datetime
+    yaml: str | None = None
+
+
+class SessionRecord(_Record):
+    id: str
+    workflow_id: str
+    read_only: bool
+    owner: str | None
+    created_at: datetime
+
+
+class MessageRecord(_Record):
+    id: int
+    session_id: str
+    role: MessageRole
+    content: str
+    turn_id: str | None
+    created_at: datetime
+
+
+class TurnRecord(_Record):
+    id: str
+    session_id: str
+    workflow_id: str
+    route: str | None
+    status: TurnStatus
+    tool_rounds: int
+    input_tokens: int
+    output_tokens: int
+    duration_ms: int | None
+    prompt_versions: dict[str, str]
+    error_code: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> Self:
+        data = dict(row)
+        data["prompt_versions"] = json.loads(data["prompt_versions"])
+        return cls.model_validate(data)

@@ -1,0 +1,150 @@
+"""The turn queries of the :class:`~app.store.repository.Store`, as a mixin it inherits.
+
+A turn row is the agent's bookkeeping for one chat turn (status, route, token
+counts, the prompt versions used), written by the turn runner rather than the
+document endpoints; its queries are kept here so the repository module stays
+about workflows, versions, sessions and messages. The mixin uses the Store's
+write engine, clock and read helper, declared below for the type checker.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Executable, RowMapping, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from app.errors import ConflictError, NotFoundError
+from app.store.models import TURN_STATUSES, TurnStatus, turns
+from app.store.records import TurnRecord
+
+__all__ = ["TurnQueries"]
+
+
+class TurnQueries:
+    """Recording, updating and finding turns; mixed into the Store, which provides these:"""
+
+    _writer: AsyncEngine
+    _clock: Callable[[], datetime]
+    _first: Callable[[Executable], Awaitable[RowMapping | None]]
+
+    async def start_turn(
+        self,
+        turn_id: str,
+        *,
+        session_id: str,
+        workflow_id: str,
+        prompt_versions: Mapping[str, str] | None = None,
+    ) -> TurnRecord:
+        """Record a ``running`` turn. :class:`ConflictError` if ``turn_id`` is taken,
+        :class:`NotFoundError` if the session or workflow does not exist."""
+        now = self._clock()
+        record = TurnRecord(
+            id=turn_id,
+            session_id=session_id,
+            workflow_id=workflow_id,
+            route=None,
+            status="running",
+            tool_rounds=0,
+            input_tokens=0,
+            output_tokens=0,
+            duration_ms=None,
+            prompt_versions=dict(prompt_versions or {}),
+            error_code=None,
+            created_at=now,
+            updated_at=now,
+        )
+        row = record.model_dump()
+        row["prompt_versions"] = json.dumps(record.prompt_versions, sort_keys=True)
+        try:
+            async with self._writer.begin() as conn:
+                await conn.execute(insert(turns).values(row))
+        except IntegrityError as exc:
+            if await self.get_turn(turn_id) is not None:
+                raise ConflictError(f"turn {turn_id!r} already exists", turn_id=turn_id) from exc
+            raise NotFoundError(
+                f"no session {session_id!r} for workflow {workflow_id!r}",
+                session_id=session_id,
+                workflow_id=workflow_id,
+            ) from exc
+        return record
+
+    async def finish_turn(
+        self,
+        turn_id: str,
+        *,
+        status: TurnStatus,
+        route: str | None = None,
+        tool_rounds: int = 0,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+        duration_ms: int | None = None,
+        error_code: str | None = None,
+    ) -> TurnRecord:
+        """Set a turn's outcome (also ``paused``, or ``running`` again on resume).
+        ``route=None`` keeps the route already recorded."""
+        _check_status(status)
+        values: dict[str, Any] = {
+            "status": status,
+            "tool_rounds": tool_rounds,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "duration_ms": duration_ms,
+            "error_code": error_code,
+        }
+        if route is not None:
+            values["route"] = route
+        return await self._update_turn(turn_id, values)
+
+    async def update_turn_status(self, turn_id: str, status: TurnStatus) -> TurnRecord:
+        """Change only the status (``paused`` at a confirmation, ``running`` on resume)."""
+        _check_status(status)
+        return await self._update_turn(turn_id, {"status": status})
+
+    async def get_turn(self, turn_id: str) -> TurnRecord | None:
+        row = await self._first(select(turns).where(turns.c.id == turn_id))
+        return None if row is None else TurnRecord.from_row(row)
+
+    async def paused_turn(self, session_id: str) -> TurnRecord | None:
+        """The session's most recent ``paused`` turn (waiting for a confirmation), if any."""
+        query = (
+            select(turns)
+            .where(turns.c.session_id == session_id, turns.c.status == "paused")
+            .order_by(turns.c.created_at.desc(), turns.c.id.desc())
+            .limit(1)
+        )
+        row = await self._first(query)
+        return None if row is None else TurnRecord.from_row(row)
+
+    async def abandon_running_turns(self, workflow_id: str) -> int:
+        """Mark the workflow's ``running`` turns failed (``abandoned``); returns how many.
+
+        Called by the holder of the workflow's turn lock: no other turn can be running,
+        so a ``running`` row is one whose worker died mid-turn.
+        """
+        statement = (
+            update(turns)
+            .where(turns.c.workflow_id == workflow_id, turns.c.status == "running")
+            .values(status="failed", error_code="abandoned", updated_at=self._clock())
+        )
+        async with self._writer.begin() as conn:
+            result = await conn.execute(statement)
+        return int(result.rowcount or 0)
+
+    async def _update_turn(self, turn_id: str, values: dict[str, Any]) -> TurnRecord:
+        values["updated_at"] = self._clock()
+        statement = update(turns).where(turns.c.id == turn_id).values(values).returning(turns)
+        async with self._writer.begin() as conn:
+            row = (await conn.execute(statement)).mappings().first()
+        if row is None:
+            raise NotFoundError(f"no turn {turn_id!r}", turn_id=turn_id)
+        return TurnRecord.from_row(row)
+
+
+def _check_status(status: str) -> None:
+    if status not in TURN_STATUSES:
+        raise ValueError(f"status must be one of {TURN_STATUSES}, not {status!r}")
