@@ -1,10 +1,12 @@
 """Running chat turns for the service: lock, graph, persistence, publication, frames.
 
 One turn at a time per workflow (the bus's ``TurnLock``, across workers).
-Each mutation is committed as a version row by :class:`StoreCommitter` and
-published on the bus before the graph emits its ``workflow`` event, so
-nothing is ever streamed that is not persisted. Errors become ``error``
-frames; the document stays at its last committed version.
+Each mutation is committed as a version row and published on the bus by
+:class:`StoreCommitter` (through :func:`app.publishing.commit_and_publish`, the
+one writer) before the graph emits its ``workflow`` event, so nothing is ever
+streamed that is not persisted. Events go out as the frames of
+:mod:`app.ws.protocol`; errors become ``error`` frames; the document stays at
+its last committed version.
 """
 
 from __future__ import annotations
@@ -22,8 +24,6 @@ from agents.events import (
     MessageEvent,
     RouteEvent,
     TurnCompletedEvent,
-    WorkflowEvent,
-    workflow_event,
 )
 from agents.models.base import ChatModel, ModelRole
 from agents.runner import TurnRunner
@@ -33,7 +33,9 @@ from agents.tracing import Tracer
 from app.auth import Principal
 from app.bus.base import EventBus, LockHandle, TurnLock
 from app.errors import ConflictError, NotFoundError
+from app.publishing import commit_and_publish
 from app.store import SessionRecord, Store
+from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame, event_frame
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
@@ -41,7 +43,7 @@ from tools.document.structure import Change
 from tools.errors import PlanwrightError
 
 log = logging.getLogger(__name__)
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+Send = Callable[[ServerFrame], Awaitable[None]]
 
 
 class BusyError(ConflictError):
@@ -67,28 +69,20 @@ class StoreCommitter:
         summary: str,
         turn_id: str,
     ) -> int:
-        async def persist_and_publish() -> int:
-            version = await self.store.commit_version(
-                self.workflow_id,
-                yaml=yaml,
-                name=name,
-                expected_version=base_version,
-                author=self.author,
-                session_id=self.session_id,
-                turn_id=turn_id,
-                tool=tool,
-                summary=summary,
-            )
-            await self.bus.publish(
-                self.workflow_id,
-                workflow_event(
-                    yaml, version, changes, workflow_id=self.workflow_id, turn_id=turn_id
-                ).wire(),
-            )
-            return version
-
-        # Shielded: a cancelled turn never leaves a persisted version unpublished.
-        return await asyncio.shield(persist_and_publish())
+        return await commit_and_publish(
+            self.store,
+            self.bus,
+            self.workflow_id,
+            yaml=yaml,
+            name=name,
+            expected_version=base_version,
+            author=self.author,
+            session_id=self.session_id,
+            turn_id=turn_id,
+            tool=tool,
+            changes=changes,
+            summary=summary,
+        )
 
 
 @dataclass
@@ -173,10 +167,10 @@ class TurnService:
             handle = await self.lock.acquire(workflow_id, ttl_s=self.lock_ttl_s)
         except Exception:  # e.g. Redis unreachable: say so rather than go silent
             log.exception("could not take the turn lock of %s", workflow_id)
-            await send(_error("unavailable", "Could not start the turn; try again shortly."))
+            await send(error_frame("unavailable", "Could not start the turn; try again shortly."))
             return None
         if handle is None:
-            await send(_error("busy", "Another turn is running on this workflow; try again."))
+            await send(error_frame("busy", "Another turn is running on this workflow; try again."))
         return handle
 
     async def run(self, request: TurnRequest, send: Send) -> None:
@@ -184,10 +178,10 @@ class TurnService:
         handle = await self._lock(session.workflow_id, send)
         if handle is None:
             return
-        last: dict[str, Any] | None = None
+        last: ServerFrame | None = None
         try:
             turn = await self._begin(request)
-            await send({"type": "turn.started", "turn_id": turn["turn_id"]})
+            await send(TurnStartedFrame(turn_id=turn["turn_id"]))
             trace = self.tracer.turn(turn, session_id=session.id, user_id=request.principal.subject)
             runtime = trace.runtime(
                 self._runtime(session, request.principal, turn["yaml"], turn["version"])
@@ -196,13 +190,13 @@ class TurnService:
             last = await self._stream(events, turn["turn_id"], session, send)
             self._keep_warm(session.workflow_id, runtime)
         except asyncio.CancelledError:
-            last = _error("cancelled", "The turn was cancelled." + _AT_LAST_VERSION)
+            last = error_frame("cancelled", "The turn was cancelled." + _AT_LAST_VERSION)
             raise
         except PlanwrightError as exc:
-            last = _error(exc.code, exc.message)
+            last = error_frame(exc.code, exc.message)
         except Exception:
             log.exception("turn setup failed on workflow %s", session.workflow_id)
-            last = _error("internal_error", "The turn could not start.")
+            last = error_frame("internal_error", "The turn could not start.")
         finally:
             # Release before the last frame goes out, so a client that starts its next
             # turn on turn.completed never finds its own lock still held.
@@ -261,18 +255,20 @@ class TurnService:
         turn = await self.store.paused_turn(session.id)
         pending = await self.runner.pending_confirmation(turn.id) if turn else None
         if turn is None or pending is None or pending["request_id"] != request_id:
-            await send(_error("no_pending_confirmation", f"Nothing is waiting for {request_id!r}."))
+            await send(
+                error_frame("no_pending_confirmation", f"Nothing is waiting for {request_id!r}.")
+            )
             return
         handle = await self._lock(session.workflow_id, send)
         if handle is None:
             return
-        last: dict[str, Any] | None = None
+        last: ServerFrame | None = None
         try:
             state = await self.runner.state(turn.id)
             workflow = await self.store.get_workflow(session.workflow_id)
             if workflow is None or workflow.version != state.get("version"):
                 await self.store.finish_turn(turn.id, status="failed", error_code="stale")
-                last = _error(
+                last = error_frame(
                     "stale_confirmation",
                     "The workflow changed while this was waiting; nothing was removed. Ask again.",
                     turn.id,
@@ -289,13 +285,13 @@ class TurnService:
             last = await self._stream(events, turn.id, session, send)
             self._keep_warm(session.workflow_id, runtime)
         except asyncio.CancelledError:
-            last = _error("cancelled", "The turn was cancelled." + _AT_LAST_VERSION, turn.id)
+            last = error_frame("cancelled", "The turn was cancelled." + _AT_LAST_VERSION, turn.id)
             raise
         except PlanwrightError as exc:
-            last = _error(exc.code, exc.message, turn.id)
+            last = error_frame(exc.code, exc.message, turn.id)
         except Exception:
             log.exception("resuming turn %s failed", turn.id)
-            last = _error("internal_error", "The turn could not resume.", turn.id)
+            last = error_frame("internal_error", "The turn could not resume.", turn.id)
         finally:
             await handle.release()
             if last is not None:
@@ -303,7 +299,7 @@ class TurnService:
 
     async def _stream(
         self, events: Any, turn_id: str, session: SessionRecord, send: Send
-    ) -> dict[str, Any] | None:
+    ) -> ServerFrame | None:
         """Relay a turn's events, recording what they mean in the store.
 
         The turn's last frame (``turn.completed``, ``confirm.required`` or an
@@ -312,16 +308,14 @@ class TurnService:
         """
         final_text = ""
         route: str | None = None
-        last: dict[str, Any] | None = None
+        last: ServerFrame | None = None
         try:
             async for event in events:
-                frame = {**event.wire(), "turn_id": turn_id}
+                frame = event_frame(event, turn_id=turn_id, workflow_id=session.workflow_id)
                 if isinstance(event, RouteEvent):
                     route = event.destination
                 elif isinstance(event, MessageEvent):
                     final_text = event.text
-                elif isinstance(event, WorkflowEvent):
-                    frame["workflow_id"] = session.workflow_id
                 elif isinstance(event, ConfirmEvent):
                     await self.store.update_turn_status(turn_id, "paused")
                     last = frame
@@ -345,11 +339,11 @@ class TurnService:
             raise
         except PlanwrightError as exc:
             await self.store.finish_turn(turn_id, status="failed", error_code=exc.code)
-            return _error(exc.code, _sentence(exc.message) + _AT_LAST_VERSION, turn_id)
+            return error_frame(exc.code, _sentence(exc.message) + _AT_LAST_VERSION, turn_id)
         except Exception:
             log.exception("turn %s failed", turn_id)
             await self.store.finish_turn(turn_id, status="failed", error_code="internal_error")
-            return _error(
+            return error_frame(
                 "internal_error", "The turn failed unexpectedly." + _AT_LAST_VERSION, turn_id
             )
         return last
@@ -362,10 +356,3 @@ WARM_DOCUMENTS = 64  # parsed documents kept between turns, most recently used
 def _sentence(text: str) -> str:
     text = text.strip()
     return text if text.endswith((".", "!", "?")) else text + "."
-
-
-def _error(code: str, message: str, turn_id: str | None = None) -> dict[str, Any]:
-    frame: dict[str, Any] = {"type": "error", "code": code, "message": message}
-    if turn_id:
-        frame["turn_id"] = turn_id
-    return frame

@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Response, status
 
-from agents.events import workflow_event
 from app.api import schemas
 from app.deps import EditorDep, PrincipalDep, ServicesDep
 from app.errors import NotFoundError
+from app.publishing import commit_and_publish
 from app.services import Services
 from app.store import WorkflowRecord
 from tools.document import WorkflowDocument
@@ -46,12 +46,31 @@ async def _workflow(services: Services, workflow_id: str) -> WorkflowRecord:
     return record
 
 
-async def _publish(services: Services, record: WorkflowRecord, tool: str) -> None:
-    change = Change("updated", "workflow", "*", tool)
-    await services.bus.publish(
-        record.id,
-        workflow_event(record.yaml, record.version, [change], workflow_id=record.id).wire(),
+async def _replace(
+    services: Services,
+    workflow_id: str,
+    *,
+    yaml: str,
+    name: str | None,
+    expected_version: int,
+    author: str,
+    tool: str,
+    summary: str,
+) -> WorkflowRecord:
+    """Commit the whole document as the next version, publish it, and read it back."""
+    await commit_and_publish(
+        services.store,
+        services.bus,
+        workflow_id,
+        yaml=yaml,
+        name=name,
+        expected_version=expected_version,
+        author=author,
+        tool=tool,
+        summary=summary,
+        changes=[Change("updated", "workflow", "*", tool)],
     )
+    return await _workflow(services, workflow_id)
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
@@ -110,19 +129,16 @@ async def put_workflow(
 ) -> schemas.Workflow:
     await _workflow(services, workflow_id)
     doc, problems = _accept_yaml(services, body.yaml)
-    await services.store.commit_version(
+    record = await _replace(
+        services,
         workflow_id,
         yaml=doc.to_yaml(),
         name=doc.name,
         expected_version=body.expected_version,
         author=principal.author,
-        session_id=None,
-        turn_id=None,
         tool="put",
         summary="Replaced the document",
     )
-    record = await _workflow(services, workflow_id)
-    await _publish(services, record, "put")
     return _out(record, problems)
 
 
@@ -159,17 +175,14 @@ async def revert(
     if target is None or target.yaml is None:
         raise NotFoundError(f"Workflow {workflow_id!r} has no version {body.version}.")
     doc = WorkflowDocument.from_yaml(target.yaml, max_bytes=services.settings.max_yaml_bytes)
-    await services.store.commit_version(
+    record = await _replace(
+        services,
         workflow_id,
         yaml=target.yaml,
         name=doc.name,
         expected_version=current.version,
         author=principal.author,
-        session_id=None,
-        turn_id=None,
         tool="revert",
         summary=f"Reverted to version {body.version}",
     )
-    record = await _workflow(services, workflow_id)
-    await _publish(services, record, "revert")
     return _out(record)

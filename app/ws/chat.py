@@ -19,7 +19,14 @@ from app.deps import ServicesDep
 from app.errors import AuthError
 from app.turns import TurnRequest
 from app.ws.connection import NOT_ALLOWED, NOT_FOUND, SLOW_CLIENT, Connection
-from app.ws.frames import CancelFrame, ConfirmFrame, FrameError, TurnFrame, parse_frame
+from app.ws.protocol import (
+    CancelFrame,
+    ConfirmFrame,
+    FrameError,
+    TurnFrame,
+    error_frame,
+    parse_frame,
+)
 from tools.errors import PlanwrightError
 
 router = APIRouter()
@@ -61,10 +68,6 @@ async def cancel(task: asyncio.Task[None], connection: Connection) -> None:
         )
 
 
-def error_frame(code: str, message: str) -> dict[str, str]:
-    return {"type": "error", "code": code, "message": message}
-
-
 @router.websocket("/v1/sessions/{session_id}/ws")
 async def chat_socket(
     websocket: WebSocket, session_id: str, services: ServicesDep, token: str | None = None
@@ -75,7 +78,7 @@ async def chat_socket(
         return
     session = await services.store.get_session(session_id)
     if session is None or not principal.may_use_session(session.owner):
-        await websocket.send_json({**error_frame("not_found", "No such session."), "seq": 1})
+        await websocket.send_json({**error_frame("not_found", "No such session.").wire(), "seq": 1})
         await websocket.close(code=NOT_FOUND, reason="no such session")
         return
     limit = services.settings.max_frame_bytes

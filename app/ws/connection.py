@@ -15,6 +15,8 @@ from typing import Any
 from fastapi import WebSocket
 from starlette.websockets import WebSocketState
 
+from app.ws.protocol import ServerFrame, wire
+
 SLOW_CLIENT = 4008
 NOT_ALLOWED = 1008
 NOT_FOUND = 4404
@@ -41,9 +43,11 @@ class Connection:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(self._writer, timeout=5)
 
-    async def send(self, frame: dict[str, Any]) -> None:
+    async def send(self, frame: ServerFrame | dict[str, Any]) -> None:
+        """Queue one frame (a model, or a bus event's JSON object) with the next ``seq``."""
         if self.closed:
             return
+        frame = wire(frame)
         if frame.get("type") == "workflow":
             version = frame["version"]
             if self.last_workflow_version is not None and version <= self.last_workflow_version:

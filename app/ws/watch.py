@@ -13,11 +13,11 @@ from typing import Any
 
 from fastapi import APIRouter, WebSocket
 
-from agents.events import workflow_event
 from app.deps import ServicesDep
 from app.services import Services
-from app.ws.chat import authenticate, error_frame
+from app.ws.chat import authenticate
 from app.ws.connection import NOT_FOUND, SLOW_CLIENT, Connection
+from app.ws.protocol import WorkflowFrame, error_frame
 from tools.errors import PlanwrightError
 
 router = APIRouter()
@@ -28,7 +28,7 @@ async def _snapshot(services: Services, workflow_id: str) -> dict[str, Any] | No
     record = await services.store.get_workflow(workflow_id)
     if record is None:
         return None
-    return workflow_event(record.yaml, record.version, [], workflow_id=record.id).wire()
+    return WorkflowFrame(version=record.version, yaml=record.yaml, workflow_id=record.id).wire()
 
 
 @router.websocket("/v1/workflows/{workflow_id}/watch")
@@ -44,7 +44,9 @@ async def watch_socket(
         return
     current = await _snapshot(services, workflow_id)
     if current is None:
-        await websocket.send_json({**error_frame("not_found", "No such workflow."), "seq": 1})
+        await websocket.send_json(
+            {**error_frame("not_found", "No such workflow.").wire(), "seq": 1}
+        )
         await websocket.close(code=NOT_FOUND, reason="no such workflow")
         return
     async with Connection(websocket, queue_size=services.settings.send_queue_size) as conn:

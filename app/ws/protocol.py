@@ -1,0 +1,181 @@
+"""The WebSocket wire, both ways: client frames in, server frames out.
+
+Client frames (``turn``, ``confirm``, ``cancel``) are validated strictly
+(unknown keys are errors) by :func:`parse_frame`, which raises
+:class:`FrameError` with a stable ``code``.
+
+Server frames are the turn's agent events (:mod:`agents.events`) with the
+``turn_id`` they belong to (and, on ``workflow`` frames, the ``workflow_id``),
+plus ``turn.started`` and ``error``. :func:`error_frame` is the one way to build
+an error frame. ``wire()`` is a frame's JSON object (``None`` fields left out);
+the connection adds ``seq``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+)
+
+from agents.events import (
+    ConfirmEvent,
+    DeltaEvent,
+    Event,
+    MessageEvent,
+    RouteEvent,
+    StatusEvent,
+    TurnCompletedEvent,
+    WorkflowEvent,
+)
+from app.text import ClientText
+from tools.errors import PlanwrightError
+
+# --- client -> server -------------------------------------------------------
+
+
+class _Frame(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PageContext(_Frame):
+    page: Literal["workflow", "job"] = "workflow"
+    job_key: str | None = Field(None, max_length=100, pattern=r"^[A-Za-z0-9_-]+$")
+
+
+class TurnFrame(_Frame):
+    type: Literal["turn"]
+    content: ClientText = Field(min_length=1, max_length=20_000)
+    context: PageContext = Field(default_factory=PageContext)
+    errors: ClientText | None = Field(None, max_length=20_000)
+
+
+class ConfirmFrame(_Frame):
+    type: Literal["confirm"]
+    request_id: str = Field(min_length=1, max_length=200)
+    approved: bool
+
+
+class CancelFrame(_Frame):
+    type: Literal["cancel"]
+
+
+ClientFrame = Annotated[TurnFrame | ConfirmFrame | CancelFrame, Field(discriminator="type")]
+_CLIENT_ADAPTER: TypeAdapter[TurnFrame | ConfirmFrame | CancelFrame] = TypeAdapter(ClientFrame)
+
+
+class FrameError(PlanwrightError):
+    """A client frame that cannot be accepted; answered with an ``error`` frame."""
+
+    code = "invalid_frame"
+
+
+def parse_frame(text: str) -> TurnFrame | ConfirmFrame | CancelFrame:
+    """Parse one client frame or raise :class:`FrameError` saying what is wrong."""
+    try:
+        return _CLIENT_ADAPTER.validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            raise FrameError("The frame is not valid JSON.", code="invalid_json") from exc
+        if first["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            raise FrameError(
+                "Frames have a type of 'turn', 'confirm' or 'cancel'.",
+                code="unknown_frame_type",
+            ) from exc
+        if first["type"] == "model_type" and not first["loc"]:
+            raise FrameError("A frame is a JSON object.", code="invalid_frame") from exc
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'][1:]) or 'frame'}: {e['msg']}"
+            for e in exc.errors()[:5]
+        )
+        raise FrameError(f"Invalid frame: {problems}.", code="invalid_frame") from exc
+
+
+# --- server -> client -------------------------------------------------------
+
+
+class _ServerFrame(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def wire(self) -> dict[str, Any]:
+        """The frame's JSON object (fields that are ``None`` are left out)."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+class TurnStartedFrame(_ServerFrame):
+    type: Literal["turn.started"] = "turn.started"
+    turn_id: str
+
+
+class RouteFrame(RouteEvent):
+    turn_id: str
+
+
+class StatusFrame(StatusEvent):
+    turn_id: str
+
+
+class WorkflowFrame(WorkflowEvent):
+    """A committed version: a turn's own (with ``turn_id``), a bus event or a snapshot."""
+
+
+class DeltaFrame(DeltaEvent):
+    turn_id: str
+
+
+class MessageFrame(MessageEvent):
+    turn_id: str
+
+
+class ConfirmRequiredFrame(ConfirmEvent):
+    turn_id: str
+
+
+class TurnCompletedFrame(TurnCompletedEvent):
+    turn_id: str
+
+
+class ErrorFrame(_ServerFrame):
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+    turn_id: str | None = None
+
+
+ServerFrame = Annotated[
+    TurnStartedFrame
+    | RouteFrame
+    | StatusFrame
+    | WorkflowFrame
+    | DeltaFrame
+    | MessageFrame
+    | ConfirmRequiredFrame
+    | TurnCompletedFrame
+    | ErrorFrame,
+    Field(discriminator="type"),
+]
+SERVER_FRAME_ADAPTER: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
+
+def event_frame(event: Event, *, turn_id: str, workflow_id: str) -> ServerFrame:
+    """A turn's agent event as the frame sent to its client."""
+    fields = event.model_dump()
+    if isinstance(event, WorkflowEvent):
+        return WorkflowFrame(**{**fields, "turn_id": turn_id, "workflow_id": workflow_id})
+    frame: ServerFrame = SERVER_FRAME_ADAPTER.validate_python({**fields, "turn_id": turn_id})
+    return frame
+
+
+def error_frame(code: str, message: str, turn_id: str | None = None) -> ErrorFrame:
+    """The one way to build an ``error`` frame (``turn_id`` when it is about a turn)."""
+    return ErrorFrame(code=code, message=message, turn_id=turn_id or None)
+
+
+def wire(frame: ServerFrame | dict[str, Any]) -> dict[str, Any]:
+    """A frame's JSON object; frames relayed from the bus are already that."""
+    return frame if isinstance(frame, dict) else frame.wire()
