@@ -162,6 +162,7 @@ ServerFrame = Annotated[
 ]
 SERVER_FRAME_ADAPTER: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
 
+
 def event_frame(event: Event, *, turn_id: str, workflow_id: str) -> ServerFrame:
     """A turn's agent event as the frame sent to its client."""
     fields = event.model_dump()

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from app import chat_cli
+from app import client
 from tests.e2e.server import EDITOR, REVIEWER, TOKENS, LiveServer
 from tests.e2e.test_web import CODED_DOC, CREATE
 
@@ -59,7 +59,7 @@ def run_own_loop(work: Coroutine[Any, Any, T], timeout: float = 60) -> T:
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="planwright")
-    chat_cli.register(parser.add_subparsers(dest="command", required=True))
+    client.register(parser.add_subparsers(dest="command", required=True))
     return parser.parse_args(["chat", *argv])
 
 
@@ -68,7 +68,7 @@ def chat(server: LiveServer, *argv: str, lines: list[str], token: str | None = E
     args = parse("--url", server.url, *(["--token", token] if token else []), *argv)
     stdin = io.StringIO("".join(line + "\n" for line in lines))
     stdout = io.StringIO()
-    code = run_own_loop(chat_cli.run_chat(args, stdin, stdout))
+    code = run_own_loop(client.run_chat(args, stdin, stdout))
     transcript = stdout.getvalue()
     assert code == 0, transcript
     return transcript
@@ -232,7 +232,7 @@ def test_changes_made_elsewhere_show_up_while_waiting_for_input(server: LiveServ
     stdin, stdout = LiveInput(), io.StringIO()
     result: list[int] = []
     runner = threading.Thread(
-        target=lambda: result.append(run_own_loop(chat_cli.run_chat(args, stdin, stdout)))  # type: ignore[arg-type]
+        target=lambda: result.append(run_own_loop(client.run_chat(args, stdin, stdout)))  # type: ignore[arg-type]
     )
     runner.start()
     try:
@@ -260,38 +260,18 @@ def test_changes_made_elsewhere_show_up_while_waiting_for_input(server: LiveServ
 def test_errors_end_the_client_with_a_message(server: LiveServer) -> None:
     args = parse("--url", server.url, "--token", "wrong-token", "--new", "x")
     stdout = io.StringIO()
-    assert run_own_loop(chat_cli.run_chat(args, io.StringIO(""), stdout)) == 2
+    assert run_own_loop(client.run_chat(args, io.StringIO(""), stdout)) == 2
     assert "needs a valid token" in stdout.getvalue()
 
     args = parse("--url", server.url, "--token", EDITOR, "--workflow", "no-such-workflow")
     stdout = io.StringIO()
-    assert run_own_loop(chat_cli.run_chat(args, io.StringIO(""), stdout)) == 1
+    assert run_own_loop(client.run_chat(args, io.StringIO(""), stdout)) == 1
     assert "There is no workflow 'no-such-workflow'" in stdout.getvalue()
 
     args = parse("--url", "http://127.0.0.1:9", "--new", "x")
     stdout = io.StringIO()
-    assert run_own_loop(chat_cli.run_chat(args, io.StringIO(""), stdout)) == 2
+    assert run_own_loop(client.run_chat(args, io.StringIO(""), stdout)) == 2
     assert "cannot reach http://127.0.0.1:9" in stdout.getvalue()
-
-
-def test_tree_marks_failure_edges_and_shared_steps() -> None:
-    yaml = CODED_DOC + (
-        "  fetch->alert:\n"
-        "    source_job: fetch\n"
-        "    target_job: alert\n"
-        "    condition_type: js_expression\n"
-        "    condition_expression: state.urgent\n"
-        "    condition_label: urgent\n"
-        "    enabled: false\n"
-    )
-    lines = chat_cli.render_tree(yaml, changed={"alert"})
-    assert lines[0] == "Referral intake"
-    assert lines[1] == "⚡ webhook trigger (disabled)"
-    assert lines[2] == "└─ always → Fetch referral [http, has code]"
-    assert lines[3] == "   ├─ on success → Check coverage [fhir, has code]"
-    assert lines[4] == "   │  └─ on failure → Alert staff [gmail] *"
-    assert lines[5] == "   └─ if urgent (disabled) → ↪ Alert staff (see above)"
-    assert lines[-1] == "(* changed)"
 
 
 def _read_until(fd: int, needle: str, seen: list[str], timeout: float = 30) -> str:
@@ -315,7 +295,7 @@ def test_in_a_real_terminal(server: LiveServer) -> None:
     env = {**os.environ, "PLANWRIGHT_TOKEN": EDITOR, "TERM": "xterm"}
     env.pop("NO_COLOR", None)
     process = subprocess.Popen(
-        [sys.executable, "-m", "app.chat_cli", "--url", server.url, "--workflow", created["id"]],
+        [sys.executable, "-m", "app.client", "--url", server.url, "--workflow", created["id"]],
         stdin=child_fd,
         stdout=child_fd,
         stderr=child_fd,

@@ -8,9 +8,9 @@ import threading
 from fastapi.testclient import TestClient
 
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
-from tests.service.conftest import DOC, EDITOR, auth, create_session, create_workflow
-from tests.service.test_ws_chat import connect, setup, turn, until
-from tests.service.test_ws_watch import watch
+from tests.app.service.conftest import DOC, EDITOR, auth, create_session, create_workflow
+from tests.app.service.test_ws_chat import connect, setup, turn, until
+from tests.app.service.test_ws_watch import watch
 
 S = ScriptedModel
 

@@ -9,8 +9,8 @@ from fastapi.testclient import TestClient
 
 from agents.models import ScriptedModel
 from app.ws.connection import SLOW_CLIENT, Connection
-from tests.service.conftest import DOC, EDITOR, REVIEWER, auth, create_session, create_workflow
-from tests.service.test_ws_chat import connect, turn, until
+from tests.app.service.conftest import DOC, EDITOR, REVIEWER, auth, create_session, create_workflow
+from tests.app.service.test_ws_chat import connect, turn, until
 
 S = ScriptedModel
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from fastapi.testclient import TestClient
 
 from agents.models import ScriptedModel
+from tests.app.service.conftest import EDITOR, create_session, create_workflow
+from tests.app.service.test_ws_chat import connect, turn, until
 from tests.evals.langfuse_stub import LangfuseStub
-from tests.service.conftest import EDITOR, create_session, create_workflow
-from tests.service.test_ws_chat import connect, turn, until
 
 S = ScriptedModel
 

@@ -26,7 +26,7 @@ from app.store.database import (
     head_revision,
 )
 from app.store.models import metadata, workflows
-from tests.store.conftest import Clock
+from tests.app.store.conftest import Clock
 from tools.errors import PlanwrightError
 
 TABLES = {"workflows", "workflow_versions", "chat_sessions", "messages", "turns"}

@@ -13,7 +13,7 @@ from starlette.testclient import WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
-from tests.service.conftest import (
+from tests.app.service.conftest import (
     DOC,
     EDITOR,
     OTHER_EDITOR,
