@@ -5,10 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from app import chat_cli
-from evals.cli import register as register_evals
+from app import client
 from tools.document.schema import SCHEMA_PATH, render_json_schema
+
+# Commands the eval harness adds; ``evals`` is imported only when one of them runs.
+EVAL_COMMANDS = {
+    "eval": "acceptance evals: run scenarios, compare runs",
+    "prompts": "prompt management (Langfuse)",
+}
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -61,7 +67,26 @@ def _adaptor_docs(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _wants_evals(argv: Sequence[str] | None) -> bool:
+    words = sys.argv[1:] if argv is None else argv
+    return next((w for w in words if not w.startswith("-")), None) in EVAL_COMMANDS
+
+
+def _add_eval_commands(commands: Any, argv: Sequence[str] | None) -> None:
+    """The eval harness's commands: the real ones when ``argv`` runs one of them,
+    else placeholders that only name them in ``planwright --help``."""
+    if _wants_evals(argv):
+        from evals.cli import register as register_evals
+
+        register_evals(commands)
+        return
+    for name, text in EVAL_COMMANDS.items():
+        commands.add_parser(name, help=text, add_help=False)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv`` (default ``sys.argv[1:]``); the eval commands are
+    built (and ``evals`` imported) only when ``argv`` names one of them."""
     parser = argparse.ArgumentParser(prog="planwright", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -80,13 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
     docs.add_argument("action", choices=["install"])
     docs.set_defaults(run=_adaptor_docs)
 
-    chat_cli.register(commands)
-    register_evals(commands)
+    client.register(commands)
+    _add_eval_commands(commands, argv)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     result: int = args.run(args)
     return result
 

@@ -1,0 +1,135 @@
+"""The ``chat`` subcommand: parse its options, open (or create) a workflow over
+REST, start a session and hand it to :class:`~app.client.session.ChatClient`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from typing import Any, TextIO
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import httpx
+
+from app.client.rest import ChatError, Rest
+from app.client.session import ChatClient
+from app.client.terminal import LineReader, Output, ask
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``chat`` to a ``planwright`` subcommand parser."""
+    chat: argparse.ArgumentParser = subparsers.add_parser(
+        "chat",
+        help="chat with the planner in the terminal",
+        description="Chat with the planner about one workflow, over the service's WebSocket.",
+    )
+    target = chat.add_mutually_exclusive_group()
+    target.add_argument("--workflow", metavar="ID", help="open this workflow")
+    target.add_argument("--new", metavar="NAME", help="create a workflow with this name")
+    chat.add_argument("--read-only", action="store_true", help="questions only; no changes")
+    chat.add_argument(
+        "--url",
+        default=os.environ.get("PLANWRIGHT_URL", DEFAULT_URL),
+        help=f"service URL (default: $PLANWRIGHT_URL or {DEFAULT_URL})",
+    )
+    chat.add_argument(
+        "--token",
+        default=os.environ.get("PLANWRIGHT_TOKEN"),
+        help="bearer token (default: $PLANWRIGHT_TOKEN; none in single-user mode)",
+    )
+    chat.set_defaults(run=main)
+    return chat
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(run_chat(args, sys.stdin, sys.stdout))
+    except KeyboardInterrupt:
+        print(file=sys.stdout)
+        return 130
+
+
+async def run_chat(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    """Run the interactive client until ``/quit`` or end of input; the exit code."""
+    out = Output(stdout)
+    lines = LineReader(stdin, asyncio.get_running_loop())
+    base_url = args.url.rstrip("/")
+    headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
+    async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=30) as http:
+        rest = Rest(http)
+        try:
+            workflow_id = await choose_workflow(args, rest, out, lines)
+            if workflow_id is None:
+                return 0
+            session = await rest.call(
+                "POST",
+                "/v1/sessions",
+                json={"workflow_id": workflow_id, "read_only": bool(args.read_only)},
+            )
+            detail = await rest.call("GET", f"/v1/sessions/{session['id']}")
+            client = ChatClient(
+                rest=rest,
+                out=out,
+                lines=lines,
+                ws_url=socket_url(base_url, f"/v1/sessions/{session['id']}/ws", args.token),
+                session_id=session["id"],
+                workflow_id=workflow_id,
+                read_only=bool(detail["read_only"]),
+                name=detail["workflow"]["name"],
+                version=detail["workflow"]["version"],
+                yaml=detail["workflow"]["yaml"],
+            )
+            return await client.run()
+        except ChatError as exc:
+            out.line(f"error: {exc.message}")
+            return exc.code
+        finally:
+            lines.close()
+
+
+def socket_url(base_url: str, path: str, token: str | None) -> str:
+    parts = urlsplit(base_url)
+    scheme = "wss" if parts.scheme == "https" else "ws"
+    query = f"token={quote(token, safe='')}" if token else ""
+    return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/") + path, query, ""))
+
+
+async def choose_workflow(
+    args: argparse.Namespace, rest: Rest, out: Output, lines: LineReader
+) -> str | None:
+    if args.workflow:
+        found = await rest.call("GET", f"/v1/workflows/{quote(args.workflow, safe='')}")
+        return str(found["id"])
+    if args.new:
+        created = await rest.call("POST", "/v1/workflows", json={"name": args.new})
+        out.line(f"Created workflow {created['name']!r} ({created['id']}).")
+        return str(created["id"])
+    workflows = await rest.call("GET", "/v1/workflows")
+    if workflows:
+        out.line("Workflows:")
+        for number, workflow in enumerate(workflows, 1):
+            out.line(
+                f"  {number:>2}. {workflow['name']}  (v{workflow['version']}, {workflow['id']})"
+            )
+    while True:
+        prompt = (
+            "Open which workflow? A number, or a name for a new one: "
+            if workflows
+            else "Name for a new workflow: "
+        )
+        answer = await ask(out, lines, prompt)
+        if answer is None:
+            return None
+        answer = answer.strip()
+        if answer.isdigit() and workflows:
+            index = int(answer) - 1
+            if 0 <= index < len(workflows):
+                return str(workflows[index]["id"])
+            out.line(f"There is no workflow number {answer}.")
+            continue
+        created = await rest.call("POST", "/v1/workflows", json={"name": answer or None})
+        out.line(f"Created workflow {created['name']!r} ({created['id']}).")
+        return str(created["id"])

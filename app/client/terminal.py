@@ -1,0 +1,132 @@
+"""The terminal side: lines read from a blocking stream, and lines written with
+colours and in-place spinners when the output is a terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import threading
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+
+class LineReader:
+    """Lines from a blocking text stream, read on a daemon thread (so a pending read
+    never keeps the process alive) and handed to the event loop through a queue."""
+
+    def __init__(self, stream: TextIO, loop: asyncio.AbstractEventLoop) -> None:
+        self.stream = stream
+        self.interactive = _isatty(stream)
+        self._loop = loop
+        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._closed = False
+        self._thread = threading.Thread(target=self._pump, name="chat-stdin", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        try:
+            while not self._closed:
+                line = self.stream.readline()
+                self._put(line if line else None)
+                if not line:
+                    return
+        except (OSError, ValueError):
+            self._put(None)
+
+    def _put(self, item: str | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is listening
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, item)
+
+    async def read(self) -> str | None:
+        """The next line without its newline, or None at end of input."""
+        line = await self._queue.get()
+        if line is None:
+            self._queue.put_nowait(None)  # stay at end of input
+            return None
+        return line.rstrip("\r\n")
+
+    def close(self) -> None:
+        self._closed = True
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+class Output:
+    """Writes lines; on a terminal, spinner lines are overwritten when they settle."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = _isatty(stream)
+        self.color = self.tty and not os.environ.get("NO_COLOR")
+        self._open = False  # the cursor is at the end of an unfinished line
+
+    def paint(self, text: str, style: str) -> str:
+        if not self.color:
+            return text
+        codes = {"dim": "2", "bold": "1", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+        return f"\x1b[{codes[style]}m{text}\x1b[0m"
+
+    def write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+    def end_line(self) -> None:
+        if self._open:
+            self.write("\n")
+            self._open = False
+
+    def line(self, text: str = "") -> None:
+        self.end_line()
+        self.write(text + "\n")
+
+    def lines(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            self.line(text)
+
+    def partial(self, text: str) -> None:
+        """Text that the next output continues (streamed answers, prompts)."""
+        self.write(text)
+        self._open = not text.endswith("\n")
+
+    def echo(self, text: str) -> None:
+        self.write(text + "\n")
+        self._open = False
+
+    def typed(self) -> None:
+        """The user typed a line after a prompt: the cursor is on a fresh line."""
+        self._open = False
+
+    def spinner(self, text: str) -> None:
+        self.end_line()
+        if self.tty:
+            self.write(f"  {self.paint('…', 'yellow')} {text}")
+            self._open = True
+        else:
+            self.write(f"  … {text}\n")
+
+    def settled(self, text: str) -> None:
+        mark = self.paint("✓", "green")
+        if self.tty and self._open:
+            self.write(f"\r\x1b[K  {mark} {text}\n")
+            self._open = False
+        else:
+            self.line(f"  {mark} {text}")
+
+
+async def ask(out: Output, lines: LineReader, prompt: str) -> str | None:
+    out.partial(prompt)
+    line = await lines.read()
+    if line is None:
+        out.line()
+        return None
+    if lines.interactive:
+        out.typed()  # the user's Enter ended the line
+    else:
+        out.echo(line)  # scripted input: echo it so the transcript reads naturally
+    return line
