@@ -1,29 +1,29 @@
-"""Model clients for the service: Claude with a key, the offline model without."""
+"""The service's models, built by the one factory from the service's settings."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from agents.models import AnthropicModel
 from agents.models.base import ChatModel, ModelRole
+from agents.models.factory import ModelConfig
+from agents.models.factory import build_models as build_from_config
 from app.settings import Settings
 
 
-def build_models(settings: Settings) -> Mapping[ModelRole, ChatModel]:
-    if settings.uses_anthropic:
-        claude = AnthropicModel(
-            models={
-                "router": settings.router_model,
-                "planner": settings.planner_model,
-                "job_code": settings.job_code_model,
-            },
-            api_key=settings.anthropic_api_key,
-            base_url=settings.anthropic_base_url,
-            timeout=settings.model_timeout_s,
-            max_retries=settings.model_max_retries,
-        )
-        return {"router": claude, "planner": claude, "job_code": claude}
-    from agents.models.offline import OfflineModel
+def model_config(settings: Settings) -> ModelConfig:
+    return ModelConfig(
+        api_key=settings.anthropic_api_key,
+        base_url=settings.anthropic_base_url,
+        model_ids={
+            "router": settings.router_model,
+            "planner": settings.planner_model,
+            "job_code": settings.job_code_model,
+        },
+        timeout_s=settings.model_timeout_s,
+        max_retries=settings.model_max_retries,
+    )
 
-    offline = OfflineModel()
-    return {"router": offline, "planner": offline, "job_code": offline}
+
+def build_models(settings: Settings) -> Mapping[ModelRole, ChatModel]:
+    """Claude with a key, the offline model without (see :mod:`agents.models.factory`)."""
+    return build_from_config(model_config(settings))

@@ -139,18 +139,13 @@ class Progress:
 
 
 def anthropic_models() -> tuple[Mapping[ModelRole, ChatModel], dict[str, str]]:
-    from app.ai import build_models
-    from app.settings import Settings
+    from agents.models.factory import ModelConfig, build_models
 
-    settings = Settings()
-    if not settings.uses_anthropic:
+    config = ModelConfig.from_env()
+    if not config.uses_anthropic:
         raise RuntimeError("--model anthropic needs ANTHROPIC_API_KEY")
-    ids = {
-        "router": settings.router_model,
-        "planner": settings.planner_model,
-        "job_code": settings.job_code_model,
-    }
-    return build_models(settings), ids
+    ids: dict[str, str] = {role: model for role, model in config.model_ids.items()}
+    return build_models(config), ids
 
 
 def models_for_kind(
@@ -159,14 +154,9 @@ def models_for_kind(
     if kind == "scripted":
         return scripted_models, {"all": "scripted"}
     if kind == "offline":
-        from agents.models.offline import OfflineModel
+        from agents.models.factory import offline_models
 
-        offline = OfflineModel()
-        shared: Mapping[ModelRole, ChatModel] = {
-            "router": offline,
-            "planner": offline,
-            "job_code": offline,
-        }
+        shared = offline_models()
         return (lambda _scenario: shared), {"all": "offline"}
     if kind == "anthropic":
         models, ids = anthropic_models()

@@ -14,12 +14,14 @@ from agents.models.base import (
     TextSink,
     Usage,
 )
+from agents.models.factory import ModelConfig, build_models, offline_models
 from agents.models.scripted import ScriptedModel, ScriptExhaustedError, ScriptStep
 
 __all__ = [
     "AnthropicModel",
     "ChatModel",
     "MalformedModelOutputError",
+    "ModelConfig",
     "ModelError",
     "ModelRequest",
     "ModelResponse",
@@ -32,4 +34,6 @@ __all__ = [
     "ScriptedModel",
     "TextSink",
     "Usage",
+    "build_models",
+    "offline_models",
 ]

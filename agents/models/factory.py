@@ -1,0 +1,99 @@
+"""The one place the chat models are built: Claude with an API key, the offline
+model without. The service (``app.ai``) and the evals both build theirs here.
+
+:func:`build_models` takes a :class:`ModelConfig` of plain values, so callers
+with their own settings pass them in; :meth:`ModelConfig.from_env` reads the
+same variables as the service's settings (``ANTHROPIC_API_KEY``,
+``ANTHROPIC_BASE_URL``, ``PLANWRIGHT_ROUTER_MODEL``, ... and ``.env``) for
+callers without settings of their own, such as ``planwright eval run``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agents.models.anthropic import AnthropicModel
+from agents.models.base import ChatModel, ModelRole
+
+ROLES: tuple[ModelRole, ...] = ("router", "planner", "job_code")
+DEFAULT_MODEL_IDS: Mapping[ModelRole, str] = {
+    "router": "claude-haiku-4-5",
+    "planner": "claude-opus-4-5",
+    "job_code": "claude-sonnet-4-6",
+}
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """What building the models needs: no key means the offline model."""
+
+    api_key: SecretStr | None = None
+    base_url: str | None = None
+    model_ids: Mapping[ModelRole, str] = field(default_factory=lambda: dict(DEFAULT_MODEL_IDS))
+    timeout_s: float = 120.0
+    max_retries: int = 3
+
+    @property
+    def uses_anthropic(self) -> bool:
+        return self.api_key is not None and bool(self.api_key.get_secret_value())
+
+    @classmethod
+    def from_env(cls) -> ModelConfig:
+        """From the environment (and ``.env``), named as the service's settings name them."""
+        env = _ModelEnv()
+        return cls(
+            api_key=env.anthropic_api_key,
+            base_url=env.anthropic_base_url,
+            model_ids={
+                "router": env.router_model,
+                "planner": env.planner_model,
+                "job_code": env.job_code_model,
+            },
+            timeout_s=env.model_timeout_s,
+            max_retries=env.model_max_retries,
+        )
+
+
+def build_models(config: ModelConfig) -> dict[ModelRole, ChatModel]:
+    """One model for every role: Claude when ``config`` has a key, else the offline model."""
+    if config.uses_anthropic:
+        claude = AnthropicModel(
+            models=config.model_ids,
+            api_key=config.api_key,
+            base_url=config.base_url,
+            timeout=config.timeout_s,
+            max_retries=config.max_retries,
+        )
+        return dict.fromkeys(ROLES, claude)
+    return offline_models()
+
+
+def offline_models() -> dict[ModelRole, ChatModel]:
+    """The offline model (no network, no key) for every role."""
+    from agents.models.offline import OfflineModel
+
+    return dict.fromkeys(ROLES, OfflineModel())
+
+
+def _alias(name: str) -> AliasChoices:
+    return AliasChoices(name, f"PLANWRIGHT_{name}")
+
+
+class _ModelEnv(BaseSettings):
+    """The model variables of the service's settings (same names, same defaults)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PLANWRIGHT_", env_file=".env", extra="ignore", populate_by_name=True
+    )
+
+    anthropic_api_key: SecretStr | None = Field(None, validation_alias=_alias("ANTHROPIC_API_KEY"))
+    anthropic_base_url: str | None = Field(None, validation_alias=_alias("ANTHROPIC_BASE_URL"))
+    router_model: str = DEFAULT_MODEL_IDS["router"]
+    planner_model: str = DEFAULT_MODEL_IDS["planner"]
+    job_code_model: str = DEFAULT_MODEL_IDS["job_code"]
+    model_timeout_s: float = 120.0
+    model_max_retries: int = 3
