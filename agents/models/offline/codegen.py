@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.models.offline.grammar import camel, imperative, js_string, words
+from tools.catalogue.names import adaptor_short_name
 from tools.jobcode import check_job_code
 
 _READ_FUNCTIONS = words(
@@ -185,7 +186,7 @@ def _comment(text: str) -> str:
 def starter_code(job: dict[str, Any], functions: list[dict[str, Any]], request: str) -> str:
     name = str(job.get("name") or job.get("key") or "this step")
     adaptor = str(job.get("adaptor") or "")
-    short = adaptor.removeprefix("@openfn/").removeprefix("language-").split("@")[0] or "common"
+    short = adaptor_short_name(adaptor) or "common"
     wanted = intents(request, name) or ["transform"]
     lines = [
         f"// {_comment(name)}: starter code written offline from the {short} adaptor's functions.",
