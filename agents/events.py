@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
 
 from tools.document.structure import Change
 
@@ -112,12 +112,6 @@ Event = Annotated[
     | TurnCompletedEvent,
     Field(discriminator="type"),
 ]
-EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
-
-
-def parse_event(data: dict[str, Any]) -> Event:
-    """An event back from its wire form (the bus carries workflow events as JSON)."""
-    return EVENT_ADAPTER.validate_python(data)
 
 
 def workflow_event(

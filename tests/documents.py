@@ -42,3 +42,44 @@ edges:
     enabled: true
 """
 REFERRAL_WITH_WEBHOOK = REFERRAL_DOC.replace("edges:\n", _WEBHOOK, 1)
+
+# Code in two steps and a failure edge (the web page imports it; the client draws it).
+CODED_REFERRAL_DOC = """\
+name: Referral intake
+jobs:
+  fetch:
+    name: Fetch referral
+    adaptor: '@openfn/language-http@latest'
+    body: |
+      get('/referrals');
+  check:
+    name: Check coverage
+    adaptor: '@openfn/language-fhir@latest'
+    body: |
+      // Look up the patient's coverage
+      get('Coverage', { query: { patient: $.patientId } });
+  alert:
+    name: Alert staff
+    adaptor: '@openfn/language-gmail@latest'
+    body: // Add operations here
+triggers:
+  webhook:
+    type: webhook
+    enabled: false
+edges:
+  webhook->fetch:
+    source_trigger: webhook
+    target_job: fetch
+    condition_type: always
+    enabled: true
+  fetch->check:
+    source_job: fetch
+    target_job: check
+    condition_type: on_job_success
+    enabled: true
+  check->alert:
+    source_job: check
+    target_job: alert
+    condition_type: on_job_failure
+    enabled: true
+"""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -164,9 +165,16 @@ class ToolSpec(Generic[ArgsT]):
         return self.spinner.format(n=count, s="" if count == 1 else "s")
 
     def definition(self) -> dict[str, Any]:
-        """The Anthropic tool definition, generated from the args model."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "input_schema": input_schema(self.args),
-        }
+        """The Anthropic tool definition, generated from the args model once (shared: do
+        not mutate)."""
+        return _definition(self)
+
+
+@functools.cache
+def _definition(spec: ToolSpec[Any]) -> dict[str, Any]:
+    # Built per model request otherwise; the schema only changes with the code.
+    return {
+        "name": spec.name,
+        "description": spec.description,
+        "input_schema": input_schema(spec.args),
+    }

@@ -96,7 +96,7 @@ async def collect_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
             changes += [c.as_dict() for c in stitched.changes]
             emit(workflow_event(yaml, version, stitched.changes))
         note = f" The code agent said: {item['text']}" if item["text"] else ""
-        results[use_id] = tool_result_block(use_id, stitched, None)
+        results[use_id] = tool_result_block(use_id, stitched)
         results[use_id]["content"] += note
     return {
         "yaml": yaml,

@@ -24,11 +24,8 @@ from tools.registry import run_tool, spec_for
 DECLINED = "The user declined this change, so it was not made. The workflow was not changed."
 
 
-def tool_result_block(use_id: str, result: ToolResult, structure: str | None) -> dict[str, Any]:
-    text = result.text
-    if structure:
-        text += f"\n\nThe workflow now:\n{structure}"
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use_id, "content": text}
+def tool_result_block(use_id: str, result: ToolResult) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use_id, "content": result.text}
     if not result.ok:
         block["is_error"] = True
     return block
@@ -84,7 +81,7 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
             emit(workflow_event(yaml, version, result.changes))
             last_mutation = use_id
         emit(StatusEvent(phase="settled", tool=name, text=result.headline, tool_use_id=use_id))
-        results[use_id] = tool_result_block(use_id, result, None)
+        results[use_id] = tool_result_block(use_id, result)
     tasks: list[CodeTask] = []
     for use_id, name, args in code_requests:
         result = run_tool(doc, name, args, read_only=read_only, context=rt.tools)
@@ -96,7 +93,7 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
                 mutating=False,
             )
         if not result.ok:
-            results[use_id] = tool_result_block(use_id, result, None)
+            results[use_id] = tool_result_block(use_id, result)
             continue
         tasks.append(
             CodeTask(

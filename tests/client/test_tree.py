@@ -5,48 +5,12 @@ from __future__ import annotations
 import pytest
 
 from app.client.tree import adaptor_text, changed_keys, edge_text, render_tree
+from tests.documents import CODED_REFERRAL_DOC
 from tools.document.structure import Edge
 
 # Code in two steps, a failure edge, and (added per test) a disabled JS condition.
-DOC = """\
-name: Referral intake
-jobs:
-  fetch:
-    name: Fetch referral
-    adaptor: '@openfn/language-http@latest'
-    body: |
-      get('/referrals');
-  check:
-    name: Check coverage
-    adaptor: '@openfn/language-fhir@4.1.0'
-    body: |
-      // Look up the patient's coverage
-      get('Coverage', { query: { patient: $.patientId } });
-  alert:
-    name: Alert staff
-    adaptor: '@openfn/language-gmail@latest'
-    body: // Add operations here
-triggers:
-  webhook:
-    type: webhook
-    enabled: false
-edges:
-  webhook->fetch:
-    source_trigger: webhook
-    target_job: fetch
-    condition_type: always
-    enabled: true
-  fetch->check:
-    source_job: fetch
-    target_job: check
-    condition_type: on_job_success
-    enabled: true
-  check->alert:
-    source_job: check
-    target_job: alert
-    condition_type: on_job_failure
-    enabled: true
-"""
+# Pinned, so the tree shows the version too.
+DOC = CODED_REFERRAL_DOC.replace("language-fhir@latest", "language-fhir@4.1.0")
 URGENT = (
     "  fetch->alert:\n"
     "    source_job: fetch\n"

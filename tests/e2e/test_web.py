@@ -17,6 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from app.store import Store, create_engine
+from tests.documents import CODED_REFERRAL_DOC
 from tests.e2e.conftest import screenshot
 from tests.e2e.server import EDITOR, REVIEWER, TOKENS, LiveServer
 
@@ -27,46 +28,7 @@ CREATE = (
     "then emails the coordinator with gmail"
 )
 
-# A document with code in its steps and a failure edge, imported through the page.
-CODED_DOC = """\
-name: Referral intake
-jobs:
-  fetch:
-    name: Fetch referral
-    adaptor: '@openfn/language-http@latest'
-    body: |
-      get('/referrals');
-  check:
-    name: Check coverage
-    adaptor: '@openfn/language-fhir@latest'
-    body: |
-      // Look up the patient's coverage
-      get('Coverage', { query: { patient: $.patientId } });
-  alert:
-    name: Alert staff
-    adaptor: '@openfn/language-gmail@latest'
-    body: // Add operations here
-triggers:
-  webhook:
-    type: webhook
-    enabled: false
-edges:
-  webhook->fetch:
-    source_trigger: webhook
-    target_job: fetch
-    condition_type: always
-    enabled: true
-  fetch->check:
-    source_job: fetch
-    target_job: check
-    condition_type: on_job_success
-    enabled: true
-  check->alert:
-    source_job: check
-    target_job: alert
-    condition_type: on_job_failure
-    enabled: true
-"""
+CODED_DOC = CODED_REFERRAL_DOC  # imported through the page
 
 
 # Branches, a condition, a disabled edge, an edge that skips rows, a loose step, cron.

@@ -37,9 +37,13 @@ def test_every_args_field_has_a_description(spec: ToolSpec[Any]) -> None:
     assert _undescribed(definition["input_schema"], spec.name) == []
 
 
-@pytest.mark.parametrize("spec", ALL_SPECS, ids=lambda s: s.name)
-def test_every_spec_carries_its_policy(spec: ToolSpec[Any]) -> None:
-    assert spec.spinner and spec.action
+DEFAULTS = ToolSpec("x", ROUTE.args, "read")
+
+
+@pytest.mark.parametrize("spec", [*TOOLS.values(), CODE_EDIT_TOOL], ids=lambda s: s.name)
+def test_every_tool_sets_its_own_status_text_and_action(spec: ToolSpec[Any]) -> None:
+    assert spec.spinner != DEFAULTS.spinner
+    assert spec.action != DEFAULTS.action
     if spec.count_field is not None:
         assert spec.count_field in spec.args.model_fields
         assert "{n}" in spec.spinner
