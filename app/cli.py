@@ -21,6 +21,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
     from pydantic import ValidationError
 
+    from app.limits import server_options
     from app.main import create_app
     from app.settings import Settings
 
@@ -34,7 +35,9 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     host, port = settings.host, settings.port
     print(f"Planwright listening on http://{host}:{port}", flush=True)
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
+    uvicorn.run(
+        create_app(settings), host=host, port=port, log_level="info", **server_options(settings)
+    )
     return 0
 
 

@@ -14,6 +14,7 @@ from agents.models.base import ChatModel, ModelRole
 from app import log_redaction
 from app.api import meta, sessions, web, workflows
 from app.http_errors import http_status
+from app.limits import BodySizeLimit, BodyTooLargeError, too_large_response
 from app.origin import SameOriginWebSockets
 from app.services import open_services
 from app.settings import Settings
@@ -39,6 +40,12 @@ def create_app(
         # loopback host names, so a web page cannot rebind its DNS onto us.
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_hosts)
         app.add_middleware(SameOriginWebSockets, allowed_hosts=settings.allowed_hosts)
+    # Added last, so outermost: bodies are refused before anything reads them.
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+
+    @app.exception_handler(BodyTooLargeError)
+    async def body_too_large(request: Request, exc: BodyTooLargeError) -> JSONResponse:
+        return too_large_response(exc.limit)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:

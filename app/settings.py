@@ -78,6 +78,10 @@ class Settings(BaseSettings):
 
     max_yaml_bytes: int = DEFAULT_MAX_BYTES
     max_frame_bytes: int = 64 * 1024
+    max_body_bytes: int = Field(
+        4 * 1024 * 1024,
+        description="Largest HTTP request body; larger ones get 413 before they are read.",
+    )
     send_queue_size: int = 256
     turn_lock_ttl_s: float = 30.0
     adaptor_docs_dir: Path | None = Field(
@@ -90,6 +94,8 @@ class Settings(BaseSettings):
             raise ValueError("max_tool_calls must be at least 1")
         if self.max_yaml_bytes < 1024:
             raise ValueError("max_yaml_bytes must be at least 1024")
+        if self.max_body_bytes < self.max_yaml_bytes:
+            raise ValueError("max_body_bytes must be at least max_yaml_bytes")
         roles = self.token_holders()
         if not roles and not _is_loopback(self.host):
             raise ValueError(

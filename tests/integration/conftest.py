@@ -47,6 +47,7 @@ from psycopg import sql
 from sqlalchemy.engine import make_url
 from websockets.asyncio.client import ClientConnection, connect
 
+from app.settings import Settings
 from tests.documents import REFERRAL_DOC
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
@@ -60,6 +61,7 @@ EDITOR = "integration-editor-token-0123456789"
 TOKENS = {EDITOR: "editor"}
 START_TIMEOUT_S = 60.0
 FRAME_TIMEOUT_S = 15.0
+DEFAULT_MAX_FRAME_BYTES = Settings.model_fields["max_frame_bytes"].default
 
 DOC = REFERRAL_DOC
 
@@ -244,6 +246,10 @@ class WorkerProcess:
                 "--no-access-log",
                 "--timeout-graceful-shutdown",
                 "5",
+                # What `planwright serve` passes (app.limits.server_options): frames over
+                # the limit are refused by the WebSocket protocol itself.
+                "--ws-max-size",
+                self.env.get("PLANWRIGHT_MAX_FRAME_BYTES", str(DEFAULT_MAX_FRAME_BYTES)),
             ],
             cwd=self.cwd,
             env=self.env,
