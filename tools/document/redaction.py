@@ -27,6 +27,8 @@ def redact(structure: Structure) -> dict[str, Any]:
                 "adaptor": job.adaptor,
                 "has_code": with_code,
                 "code_lines": lines,
+                # A credential's name only (never a secret), and only when one is set.
+                **({"credential": job.credential} if job.credential else {}),
             }
         )
     id_to_key = {job.id: job.key for job in structure.jobs.values() if job.id}
@@ -77,7 +79,8 @@ def render_structure(structure: Structure) -> str:
         for job in view["jobs"]:
             code = f"{job['code_lines']} lines of code" if job["has_code"] else "no code yet"
             short = adaptor_short_name(job["adaptor"])
-            lines.append(f"- {job['key']}: {job['name']!r} [{short}] ({code})")
+            credential = f" credential {job['credential']!r}" if "credential" in job else ""
+            lines.append(f"- {job['key']}: {job['name']!r} [{short}]{credential} ({code})")
     for trigger in view["triggers"]:
         state = "enabled" if trigger["enabled"] else "disabled"
         schedule = f" '{trigger['cron_expression']}'" if "cron_expression" in trigger else ""

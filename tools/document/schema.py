@@ -28,6 +28,10 @@ class JobModel(_Open):
     id: StrictStr | None = Field(None, description="Server-minted UUID; never edited by tools.")
     name: StrictStr = Field(description="Display name, unique in the workflow, at most 100 chars.")
     adaptor: StrictStr = Field(description="Adaptor package, e.g. '@openfn/language-http@latest'.")
+    credential: StrictStr | None = Field(
+        None,
+        description="Name of the OpenFn credential the step runs with (a name, never a secret).",
+    )
     body: StrictStr | None = Field(None, description="The step's JavaScript job code.")
 
 

@@ -29,8 +29,10 @@ class Job:
     name: str
     adaptor: str
     body: str | None = None
+    credential: str | None = None
+    """The name of an OpenFn credential the step runs with; a name only, never a secret."""
 
-    order: ClassVar[tuple[str, ...]] = ("id", "name", "adaptor", "body")
+    order: ClassVar[tuple[str, ...]] = ("id", "name", "adaptor", "credential", "body")
 
 
 @dataclass(frozen=True, slots=True)
