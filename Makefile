@@ -8,7 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: serve test services lint schema bench adaptor-docs
+.PHONY: serve test services lint schema catalogue bench adaptor-docs
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -33,6 +33,10 @@ test: services
 
 schema: $(STAMP)
 	$(BIN)/planwright schema --write
+
+# Regenerate tools/catalogue/data/adaptors.json from adaptors.facts.json + descriptions.json
+catalogue: $(STAMP)
+	$(BIN)/python scripts/generate_catalogue.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/edit_latency.py

@@ -36,10 +36,10 @@ MUST_HAVE_FUNCTIONS = {
     "http": {"get", "post", "put", "patch", "del", "request"},
     "fhir": {"get", "create"},
     "dhis2": {"create", "update", "get", "upsert"},
-    "salesforce": {"query", "create", "upsert", "bulk"},
+    "salesforce": {"query", "create", "upsert", "bulk1.insert", "bulk2.query"},
     "googlesheets": {"appendValues", "batchUpdateValues", "getValues"},
     "postgresql": {"sql", "insert", "upsert", "insertMany"},
-    "collections": {"get", "set", "remove", "each"},
+    "collections": {"collections.get", "collections.set", "collections.remove"},
 }
 
 
@@ -135,6 +135,50 @@ def test_signature_and_short_name() -> None:
     fn = AdaptorFunction(name="get", params=("path", "options", "callback"), description="x")
     assert fn.signature == "get(path, options, callback)"
     assert AdaptorFunction(name="uuid", params=(), description="x").signature == "uuid()"
+    unknown = AdaptorFunction(
+        name="collections.set", params=(), description="x", params_known=False
+    )
+    assert unknown.signature == "collections.set(...)"
+
+
+@pytest.mark.parametrize(
+    ("short", "name", "known"),
+    [
+        ("http", "post", True),
+        ("http", "fn", True),  # re-exported from language-common, per the facts' exports
+        ("http", "each", True),
+        ("http", "http.post", False),  # language-http has no http namespace
+        ("http", "dateFns.format", True),  # re-exported namespace: members not in the facts
+        ("http", "sendMail", False),
+        ("common", "http.post", True),
+        ("common", "http.patch", False),
+        ("collections", "collections.set", True),
+        ("collections", "set", False),
+        ("collections", "collections.nope", False),
+        ("msgraph", "sendMail", False),
+        ("mysql", "query", False),
+        ("mysql", "sql", True),
+        ("salesforce", "bulk", False),
+        ("salesforce", "bulk2.query", True),
+        ("gemini", "fn", True),  # the facts do not list language-gemini's exports
+    ],
+)
+def test_has_call_follows_the_facts(
+    catalogue: AdaptorCatalogue, short: str, name: str, known: bool
+) -> None:
+    adaptor = catalogue.get(short)
+    assert adaptor is not None
+    assert adaptor.has_call(name) is known
+
+
+def test_suggest_call_finds_the_namespaced_and_near_names(catalogue: AdaptorCatalogue) -> None:
+    collections = catalogue.get("collections")
+    http = catalogue.get("http")
+    assert collections is not None and http is not None
+    assert collections.suggest_call("set")[0] == "collections.set"
+    assert http.suggest_call("psot")[0] == "post"
+    assert http.suggest_call("http.post")[0] == "post"
+    assert http.suggest_call("zzzzzz") == []
 
 
 def test_default_catalogue_is_cached() -> None:
@@ -166,7 +210,15 @@ def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("data", "mentions"),
     [
-        ({"adaptors": [_valid_entry(functions=[])]}, "adaptors.0.functions"),
+        (
+            {
+                "adaptors": [
+                    _valid_entry(functions=[{"name": "1x", "params": [], "description": "d"}])
+                ]
+            },
+            "adaptors.0.functions.0.name",
+        ),
+        ({"adaptors": [_valid_entry(exports="fn")]}, "adaptors.0.exports"),
         ({"adaptors": [_valid_entry(name="http")]}, "adaptors.0.name"),
         ({"adaptors": [_valid_entry(version="latest")]}, "adaptors.0.version"),
         ({"adaptors": [_valid_entry(surprise=1)]}, "surprise"),

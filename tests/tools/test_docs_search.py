@@ -1,12 +1,10 @@
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import tarfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -61,7 +59,7 @@ def test_cron_query_returns_cron_concept(index: DocsIndex) -> None:
         ("loop over every item in an array", "common.each("),
         ("insert many records into sql server", "mssql.insertMany("),
         ("run a SOQL query in salesforce", "salesforce.query("),
-        ("send an sms", "twilio.sendSMS("),
+        ("send an sms with twilio", "twilio.sendSMS("),
         ("format a date", "common.dateFns.format("),
     ],
 )
@@ -349,58 +347,3 @@ def test_unsafe_tarball_is_refused(tmp_path: Path) -> None:
     with pytest.raises(AdaptorDocsError, match="cannot unpack"):
         adaptor_docs._safe_extract(tarball, dest)
     assert not (tmp_path / "escaped.txt").exists()
-
-
-# --------------------------------------------------------------------------- extraction script
-
-
-def _load_script() -> ModuleType:
-    path = REPO / "scripts" / "extract_adaptor_signatures.py"
-    spec = importlib.util.spec_from_file_location("extract_adaptor_signatures", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_extraction_script_parses_ast() -> None:
-    script = _load_script()
-    assert script.extract_signatures(FAKE_AST) == [
-        {"name": "frobnicate", "params": ["target", "options"]},
-        {"name": "mapItems", "params": ["path", "callback"]},
-    ]
-
-
-def test_extraction_merge_keeps_descriptions(tmp_path: Path) -> None:
-    script = _load_script()
-    package = _fake_package(tmp_path, "language-widget", FAKE_AST, version="2.0.0")
-    extracted = [script.extract_package(package)]
-    catalogue = {
-        "schema_version": 1,
-        "adaptors": [
-            {
-                "name": "@openfn/language-widget",
-                "version": "1.0.0",
-                "source": "manual",
-                "description": "Widgets.",
-                "functions": [
-                    {"name": "frobnicate", "params": ["old"], "description": "Our words."},
-                    {"name": "extra.helper", "params": [], "description": "Kept."},
-                ],
-            }
-        ],
-    }
-    merged, todo = script.merge_into_catalogue(catalogue, extracted)
-    (widget,) = merged["adaptors"]
-    assert widget["version"] == "2.0.0"
-    assert widget["source"] == "package"
-    assert widget["functions"][0] == {
-        "name": "frobnicate",
-        "params": ["target", "options"],
-        "description": "Our words.",
-    }
-    assert widget["functions"][1]["description"] == script.TODO
-    assert widget["functions"][2]["name"] == "extra.helper"
-    assert todo == ["@openfn/language-widget mapItems"]
-    pruned, _ = script.merge_into_catalogue(catalogue, extracted, prune=True)
-    assert [f["name"] for f in pruned["adaptors"][0]["functions"]] == ["frobnicate", "mapItems"]

@@ -1,10 +1,10 @@
 """The OpenFn adaptor catalogue: which adaptors exist and what functions they offer.
 
-Loaded from ``tools/catalogue/data/adaptors.json`` (function and parameter names are
-facts from the published packages; descriptions are our own). Entries with
-``"source": "package"`` were extracted by ``scripts/extract_adaptor_signatures.py``
-from each package's ``ast.json``; ``"manual"`` entries were written by hand and
-their versions are the latest we knew of, not checked against the registry.
+Loaded from ``tools/catalogue/data/adaptors.json``, which
+``scripts/generate_catalogue.py`` generates (``make catalogue``) from
+``data/adaptors.facts.json`` (versions, exports, function, parameter and namespace
+names from OpenFn's adaptors repository) and ``data/descriptions.json`` (our own
+descriptions). Nothing here is written by hand.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import difflib
 import functools
 import json
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -44,12 +44,15 @@ class _FunctionModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=_FUNCTION_NAME)
-    params: list[str]
+    params: list[str] | None
+    """None: the facts do not give the parameters (namespace members)."""
     description: str = Field(min_length=1, max_length=300)
 
     @field_validator("params")
     @classmethod
-    def _params_are_names(cls, params: list[str]) -> list[str]:
+    def _params_are_names(cls, params: list[str] | None) -> list[str] | None:
+        if params is None:
+            return None
         bad = [p for p in params if not _PARAM_NAME.match(p)]
         if bad:
             raise ValueError(f"invalid parameter names {bad}")
@@ -62,10 +65,14 @@ class _AdaptorModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=_PACKAGE_NAME)
+    label: str | None = None
     version: str = Field(pattern=r"^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
-    source: Literal["package", "manual"] = "manual"
     description: str = Field(min_length=1, max_length=300)
-    functions: list[_FunctionModel] = Field(min_length=1)
+    functions: list[_FunctionModel]
+    exports: list[str] = Field(default_factory=list)
+    """Every top-level name the package exports (language-common's re-exports too)."""
+    namespaces: dict[str, list[str]] = Field(default_factory=dict)
+    """The package's own namespaces and their members (``collections``: get, set, ...)."""
 
     @field_validator("functions")
     @classmethod
@@ -80,7 +87,9 @@ class _AdaptorModel(BaseModel):
 class _CatalogueModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
+    facts: dict[str, str | None] = Field(default_factory=dict)
+    """Where the facts come from (source, commit, date)."""
     adaptors: list[_AdaptorModel] = Field(min_length=1)
 
     @field_validator("adaptors")
@@ -101,11 +110,14 @@ class AdaptorFunction:
     name: str
     params: tuple[str, ...]
     description: str
+    params_known: bool = True
+    """False where the facts name the function but not its parameters (namespace members);
+    ``params`` is then empty."""
 
     @property
     def signature(self) -> str:
-        """``get(path, options)``."""
-        return f"{self.name}({', '.join(self.params)})"
+        """``get(path, options)``; ``collections.set(...)`` when the parameters are unknown."""
+        return f"{self.name}({', '.join(self.params) if self.params_known else '...'})"
 
 
 @dataclass(frozen=True)
@@ -114,6 +126,18 @@ class Adaptor:
     version: str
     description: str
     functions: tuple[AdaptorFunction, ...]
+    exports: frozenset[str] = frozenset()
+    """Top-level names the package exports, language-common's re-exports included."""
+    namespaces: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """The package's own namespaces and their members."""
+    label: str | None = None
+
+    @property
+    def exports_known(self) -> bool:
+        """Whether the facts list what the package exports. For a few packages
+        (language-fhir-4, -gemini, ...) they list only documented functions, so
+        other flat calls can be neither confirmed nor refused."""
+        return bool(self.exports or self.namespaces)
 
     @property
     def short_name(self) -> str:
@@ -123,6 +147,41 @@ class Adaptor:
     def function(self, name: str) -> AdaptorFunction | None:
         """The function called ``name`` (exact match), if the adaptor has one."""
         return next((f for f in self.functions if f.name == name), None)
+
+    def has_call(self, name: str) -> bool:
+        """Whether job code for this adaptor can call ``name`` (``get``, ``http.post``).
+
+        A flat name must be exported (or documented); ``ns.member`` needs ``member`` in
+        the package's own namespace ``ns``. A namespace the package only re-exports
+        (language-common's ``dateFns``) is exported but its members are not in the
+        facts, so any member of it is accepted; so is any flat name when the facts do
+        not list the package's exports (:attr:`exports_known`).
+        """
+        namespace, dot, member = name.partition(".")
+        if not dot:
+            return name in self.exports or self.function(name) is not None or not self.exports_known
+        if namespace in self.namespaces:
+            return member in self.namespaces[namespace]
+        return namespace in self.exports
+
+    def call_names(self) -> list[str]:
+        """Everything :meth:`has_call` accepts that the facts spell out, sorted."""
+        names = set(self.exports) | {f.name for f in self.functions}
+        names -= set(self.namespaces)
+        for namespace, members in self.namespaces.items():
+            names |= {f"{namespace}.{m}" for m in members}
+        return sorted(names)
+
+    def suggest_call(self, name: str, n: int = 3) -> list[str]:
+        """The calls of this adaptor closest to ``name`` (did-you-mean), best first.
+
+        ``set`` finds ``collections.set``; ``sendMail`` finds nothing it is not like.
+        """
+        names = self.call_names()
+        close = difflib.get_close_matches(name, names, n=n, cutoff=0.6)
+        member = name.rpartition(".")[2]
+        by_member = sorted(c for c in names if c.rpartition(".")[2] == member and c != name)
+        return list(dict.fromkeys([*by_member, *close]))[:n]
 
 
 def _normalise(name: str) -> str:
@@ -186,9 +245,17 @@ def _from_model(model: _CatalogueModel) -> AdaptorCatalogue:
             version=a.version,
             description=a.description,
             functions=tuple(
-                AdaptorFunction(name=f.name, params=tuple(f.params), description=f.description)
+                AdaptorFunction(
+                    name=f.name,
+                    params=tuple(f.params or ()),
+                    description=f.description,
+                    params_known=f.params is not None,
+                )
                 for f in a.functions
             ),
+            exports=frozenset(a.exports),
+            namespaces={ns: frozenset(members) for ns, members in a.namespaces.items()},
+            label=a.label,
         )
         for a in model.adaptors
     )
