@@ -1,7 +1,7 @@
 # Two commands do everything on a fresh machine:
 #   make serve   - install into .venv (once) and run the service on embedded defaults
 #   make test    - install into .venv (once), ensure Redis, Postgres, Chromium and the
-#                  npm @openfn/project (scripts/ensure-test-services.sh), then run lint,
+#                  npm @openfn/project and @openfn/runtime (scripts/ensure-test-services.sh), then run lint,
 #                  types and the whole test suite
 PY ?= python3
 VENV := .venv

@@ -8,6 +8,8 @@
 #   * Debian Chromium at /usr/bin/chromium (apt `chromium`; Playwright drives it,
 #     it never downloads a browser of its own)
 #   * the pinned npm `@openfn/project` for tests/external (needs node >= 20 and npm)
+#   * the pinned npm `@openfn/runtime` + language-common/-http for tests/external
+#     and the eval runtime grader (tests/external/openfn_runtime, same mechanism)
 #
 # Idempotent and silent when everything is already there. Installing packages
 # needs root; without it the script lists what is missing and how to install
@@ -132,10 +134,19 @@ ensure_openfn_project() {
     || need "@openfn/project (npm ci)" "needs the npm registry; see the error above"
 }
 
+# --- @openfn/runtime + adaptors for tests/external and the eval grader ---------
+ensure_openfn_runtime() {
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || return 0 # said above
+  [ -x "$PYTHON" ] || return 0
+  "$PYTHON" -c 'from evals.openfn.install import ensure_installed as f; f()' \
+    || need "@openfn/runtime (npm ci in .cache/openfn-runtime)" "needs the npm registry; see the error above"
+}
+
 ensure_redis
 ensure_postgres
 ensure_chromium
 ensure_openfn_project
+ensure_openfn_runtime
 
 if [ "${#missing[@]}" -gt 0 ]; then
   say "the test suite needs these and they are missing:"

@@ -1,0 +1,154 @@
+"""Install the pinned ``@openfn/runtime`` and adaptors (``tests/external/openfn_runtime/``).
+
+``package.json`` and the committed ``package-lock.json`` pin every npm package;
+``npm ci`` installs exactly those into a cache folder, next to copies of the
+node scripts (``run.mjs``, ``compile.mjs``, ``guard.mjs``), so bare imports
+resolve from there. ``scripts/ensure-test-services.sh`` calls
+:func:`ensure_installed` so ``make test`` installs it on a clean machine; the
+external tests and the eval runtime grader call it too (a stamp makes repeat
+calls two file reads).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from tools.errors import PlanwrightError
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_DIR = REPO_ROOT / "tests" / "external" / "openfn_runtime"
+DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "openfn-runtime"
+SCRIPTS = ("run.mjs", "compile.mjs", "guard.mjs")
+_INSTALL_FILES = ("package.json", "package-lock.json")
+_STAMP = ".planwright-installed"
+_NPM_TIMEOUT_S = 900
+
+
+class OpenFnRuntimeUnavailable(PlanwrightError):
+    """node or npm is missing, or the pinned packages could not be installed."""
+
+    code = "openfn_runtime_unavailable"
+
+
+def pinned() -> dict[str, str]:
+    """npm package -> exact version, as ``package.json`` pins them."""
+    manifest = json.loads((PACKAGE_DIR / "package.json").read_text(encoding="utf-8"))
+    return dict(manifest["dependencies"])
+
+
+def node_path() -> str:
+    found = shutil.which("node")
+    if found is None:
+        raise OpenFnRuntimeUnavailable(
+            "`node` is not on PATH: running workflows in @openfn/runtime needs Node.js >= 20"
+        )
+    return found
+
+
+def _fingerprint() -> str:
+    digest = hashlib.sha256()
+    for name in _INSTALL_FILES:
+        digest.update(name.encode())
+        digest.update((PACKAGE_DIR / name).read_bytes())
+    return digest.hexdigest()
+
+
+def _installed_versions(cache_dir: Path) -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for name in pinned():
+        try:
+            manifest = cache_dir / "node_modules" / name / "package.json"
+            found[name] = json.loads(manifest.read_text(encoding="utf-8"))["version"]
+        except (OSError, ValueError, KeyError):
+            found[name] = None
+    return found
+
+
+def _is_installed(cache_dir: Path, fingerprint: str) -> bool:
+    stamp = cache_dir / _STAMP
+    return (
+        stamp.is_file()
+        and stamp.read_text(encoding="utf-8").strip() == fingerprint
+        and _installed_versions(cache_dir) == pinned()
+    )
+
+
+@contextlib.contextmanager
+def _locked(cache_dir: Path) -> Iterator[None]:
+    """Serialise installs across processes (parallel test workers, an eval run)."""
+    with open(cache_dir / ".install.lock", "w", encoding="utf-8") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _copy_scripts(cache_dir: Path) -> None:
+    for name in SCRIPTS:
+        source = (PACKAGE_DIR / name).read_bytes()
+        target = cache_dir / name
+        if target.is_file() and target.read_bytes() == source:
+            continue
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=f".{name}-")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(source)
+        os.replace(tmp, target)
+
+
+def _npm_ci(cache_dir: Path) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise OpenFnRuntimeUnavailable("`npm` is not on PATH: it installs @openfn/runtime")
+    command = [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=cache_dir,
+            capture_output=True,
+            text=True,
+            timeout=_NPM_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise OpenFnRuntimeUnavailable(
+            f"`npm ci` in {cache_dir} took over {_NPM_TIMEOUT_S}s"
+        ) from exc
+    if done.returncode != 0:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-30:])
+        raise OpenFnRuntimeUnavailable(
+            f"`npm ci` failed in {cache_dir} (exit {done.returncode}); is the npm registry "
+            f"reachable?\n{tail}"
+        )
+
+
+def ensure_installed(cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
+    """Install the pinned packages into ``cache_dir`` (idempotent); return that folder."""
+    node_path()
+    cache_dir = cache_dir.resolve()
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fingerprint = _fingerprint()
+    if not _is_installed(cache_dir, fingerprint):
+        with _locked(cache_dir):
+            if not _is_installed(cache_dir, fingerprint):  # another process may have won
+                (cache_dir / _STAMP).unlink(missing_ok=True)
+                for name in _INSTALL_FILES:
+                    shutil.copyfile(PACKAGE_DIR / name, cache_dir / name)
+                _npm_ci(cache_dir)
+                versions = _installed_versions(cache_dir)
+                if versions != pinned():
+                    raise OpenFnRuntimeUnavailable(
+                        f"npm ci installed {versions}, expected {pinned()}"
+                    )
+                (cache_dir / _STAMP).write_text(fingerprint + "\n", encoding="utf-8")
+    _copy_scripts(cache_dir)
+    return cache_dir
