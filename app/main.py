@@ -58,8 +58,12 @@ def create_app(
     @app.exception_handler(PlanwrightError)
     async def planwright_error(request: Request, exc: PlanwrightError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if http_status(exc) == 401 else None
+        error: dict[str, str] = {"code": exc.code, "message": exc.message}
+        field = exc.details.get("field")
+        if isinstance(field, str):  # the part of the input an import or export error is about
+            error["field"] = field
         return JSONResponse(
-            {"error": {"code": exc.code, "message": exc.message}},
+            {"error": error},
             status_code=http_status(exc),
             headers=headers,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +22,15 @@ class CreateWorkflow(_Body):
 MAX_VERSION = 2**31 - 1
 
 
+class ImportWorkflows(_Body):
+    format: Literal["yaml", "lightning", "cli"] = Field(
+        "yaml",
+        description="yaml: a Planwright document; lightning: a Lightning project.yaml "
+        "(one workflow per project workflow); cli: an OpenFn CLI workflow.json.",
+    )
+    content: ClientText = Field(description="The file's text.")
+
+
 class PutWorkflow(_Body):
     yaml: ClientText
     expected_version: int = Field(ge=1, le=MAX_VERSION)
@@ -36,6 +46,10 @@ class Workflow(BaseModel):
     version: int
     yaml: str
     problems: list[str] = Field(default_factory=list)
+
+
+class ImportedWorkflows(BaseModel):
+    workflows: list[Workflow]
 
 
 class WorkflowSummary(BaseModel):

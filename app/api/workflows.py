@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Response, status
+from fastapi import APIRouter, Path, Query, Response, status
 
 from app.api import schemas
 from app.deps import EditorDep, PrincipalDep, ServicesDep
@@ -14,6 +14,7 @@ from app.services import Services
 from app.store import WorkflowRecord
 from tools.document import WorkflowDocument
 from tools.document.importing import mint_missing_ids
+from tools.document.openfn import Format, export_workflow, import_workflows
 from tools.document.structure import Change
 from tools.errors import ToolInputError
 from tools.registry import document_problems, run_tool
@@ -93,6 +94,33 @@ async def create_workflow(
     return _out(record, problems)
 
 
+@router.post("/import", status_code=status.HTTP_201_CREATED)
+async def import_workflows_route(
+    body: schemas.ImportWorkflows, services: ServicesDep, principal: EditorDep
+) -> schemas.ImportedWorkflows:
+    """Import a file in any of the three formats; a Lightning project with several
+    workflows makes several. All or nothing: one bad field fails the whole import
+    (naming the field), and the workflows are created in one transaction."""
+    docs = import_workflows(
+        body.format,
+        body.content,
+        new_id=services.tools.new_id,
+        max_bytes=services.settings.max_yaml_bytes,
+    )
+    records = await services.store.create_workflows(
+        [(doc.name or "Untitled workflow", doc.to_yaml()) for doc in docs],
+        author=principal.author,
+        tool="import",
+        summary=f"Imported ({body.format})",
+    )
+    problems = [
+        [p.message for p in document_problems(doc, services.tools) if p.blocking] for doc in docs
+    ]
+    return schemas.ImportedWorkflows(
+        workflows=[_out(r, p) for r, p in zip(records, problems, strict=True)]
+    )
+
+
 @router.get("")
 async def list_workflows(
     services: ServicesDep, principal: PrincipalDep
@@ -111,14 +139,25 @@ async def get_workflow(
 
 
 @router.get("/{workflow_id}/export")
-async def export_workflow(
-    workflow_id: str, services: ServicesDep, principal: PrincipalDep
+async def export_workflow_route(
+    workflow_id: str,
+    services: ServicesDep,
+    principal: PrincipalDep,
+    format: Annotated[Format, Query(description="yaml, lightning (project.yaml) or cli")] = (
+        "yaml"
+    ),
 ) -> Response:
+    """The workflow as Planwright YAML, a Lightning project.yaml or a CLI workflow.json."""
     record = await _workflow(services, workflow_id)
-    filename = f"{record.id}.yaml"
+    if format == "yaml":  # the stored text itself, byte for byte
+        text, media_type, filename = record.yaml, "application/yaml", f"{record.id}.yaml"
+    else:
+        doc = WorkflowDocument.from_yaml(record.yaml, max_bytes=services.settings.max_yaml_bytes)
+        exported = export_workflow(doc, format)
+        text, media_type, filename = exported.text, exported.media_type, exported.filename
     return Response(
-        record.yaml,
-        media_type="application/yaml",
+        text,
+        media_type=media_type,
         headers={"content-disposition": f'attachment; filename="{filename}"'},
     )
 

@@ -99,30 +99,50 @@ class Store(TurnQueries):
     ) -> WorkflowRecord:
         """A new workflow at version 1 (and its version row). ``owner`` defaults to ``author``;
         pass ``tool="import"`` for an imported document."""
-        now = self._clock()
-        record = WorkflowRecord(
-            id=self._new_id(),
-            name=name,
-            version=1,
-            yaml=yaml,
-            owner=owner if owner is not None else author,
-            created_at=now,
-            updated_at=now,
+        (record,) = await self.create_workflows(
+            [(name, yaml)], author=author, owner=owner, tool=tool, summary=summary
         )
-        async with self._writer.begin() as conn:
-            await conn.execute(insert(workflows).values(record.model_dump()))
-            await conn.execute(
-                insert(workflow_versions).values(
-                    workflow_id=record.id,
-                    version=1,
-                    yaml=yaml,
-                    author=author,
-                    tool=tool,
-                    summary=summary,
-                    created_at=now,
-                )
-            )
         return record
+
+    async def create_workflows(
+        self,
+        documents: Sequence[tuple[str, str]],
+        *,
+        author: str | None = None,
+        owner: str | None = None,
+        tool: str = "create",
+        summary: str = "Created the workflow",
+    ) -> list[WorkflowRecord]:
+        """New workflows from ``(name, yaml)`` pairs, all in one transaction: an import of a
+        project with several workflows creates all of them or none."""
+        now = self._clock()
+        records = [
+            WorkflowRecord(
+                id=self._new_id(),
+                name=name,
+                version=1,
+                yaml=yaml,
+                owner=owner if owner is not None else author,
+                created_at=now,
+                updated_at=now,
+            )
+            for name, yaml in documents
+        ]
+        async with self._writer.begin() as conn:
+            for record in records:
+                await conn.execute(insert(workflows).values(record.model_dump()))
+                await conn.execute(
+                    insert(workflow_versions).values(
+                        workflow_id=record.id,
+                        version=1,
+                        yaml=record.yaml,
+                        author=author,
+                        tool=tool,
+                        summary=summary,
+                        created_at=now,
+                    )
+                )
+        return records
 
     async def get_workflow(self, workflow_id: str) -> WorkflowRecord | None:
         row = await self._first(select(workflows).where(workflows.c.id == workflow_id))

@@ -1,0 +1,77 @@
+"""The three formats a workflow leaves and enters Planwright in, by name.
+
+``yaml`` is Planwright's own document (lossless: ids, comments, unknown
+fields); ``lightning`` a Lightning ``project.yaml`` (:mod:`.lightning`);
+``cli`` the CLI's ``workflow.json`` (:mod:`.cli`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from tools.document import WorkflowDocument
+from tools.document.importing import mint_missing_ids
+from tools.document.openfn.cli import to_cli_workflow
+from tools.document.openfn.cli_import import from_cli_json
+from tools.document.openfn.ids import step_ids
+from tools.document.openfn.lightning import to_lightning_yaml
+from tools.document.openfn.lightning_import import from_lightning_yaml
+from tools.document.yaml_io import DEFAULT_MAX_BYTES
+
+Format = Literal["yaml", "lightning", "cli"]
+FORMATS: tuple[str, ...] = get_args(Format)
+
+
+@dataclass(frozen=True)
+class Exported:
+    """One exported file: its text, media type and a file name to save it as."""
+
+    text: str
+    media_type: str
+    filename: str
+
+
+def export_workflow(doc: WorkflowDocument, fmt: Format) -> Exported:
+    """``doc`` in ``fmt``; :class:`~tools.errors.DocumentError` when OpenFn could not take it."""
+    if fmt == "lightning":
+        return Exported(to_lightning_yaml([doc]), "application/yaml", "project.yaml")
+    if fmt == "cli":
+        text = json.dumps(to_cli_workflow(doc), indent=2, ensure_ascii=False) + "\n"
+        return Exported(text, "application/json", "workflow.json")
+    name = step_ids(doc.structure).workflow if doc.structure.name else "workflow"
+    return Exported(doc.to_yaml(), "application/yaml", f"{name}.yaml")
+
+
+def import_workflows(
+    fmt: Format,
+    text: str,
+    *,
+    new_id: Callable[[], str],
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> list[WorkflowDocument]:
+    """The workflows ``text`` holds (a project may hold several), every id minted.
+
+    All or nothing: any bad field raises :class:`~tools.errors.DocumentError`
+    naming it, and no document is returned.
+    """
+    if fmt == "lightning":
+        return from_lightning_yaml(text, new_id=new_id, max_bytes=max_bytes)
+    if fmt == "cli":
+        return [from_cli_json(text, new_id=new_id, max_bytes=max_bytes)]
+    doc = WorkflowDocument.from_yaml(text, max_bytes=max_bytes)
+    mint_missing_ids(doc, new_id)
+    return [doc]
+
+
+def guess_format(text: str, filename: str = "") -> Format:
+    """The format of a file by its name, else its content (for the command line)."""
+    lowered = filename.lower()
+    if lowered.endswith(".json") or text.lstrip().startswith("{"):
+        return "cli"
+    if "project" in lowered.rsplit("/", 1)[-1]:
+        return "lightning"
+    head = [line for line in text.splitlines() if line and not line.startswith((" ", "#"))]
+    return "lightning" if any(line.startswith("workflows:") for line in head) else "yaml"

@@ -1,0 +1,118 @@
+"""Lightning's ``project.yaml``, written the way ``@openfn/project`` (0.20.2) reads it.
+
+The wrapper is ``{name, credentials: {}, workflows: {<key>: workflow}}``; each
+workflow is ``{name, jobs, triggers, edges}`` keyed by the ids the package
+derives (:mod:`tools.document.openfn.ids`): workflows and jobs by
+``slugify(name)``, triggers by type, edges ``"<source>-><target>"``. Reading
+this file, the package gives every step the id it is keyed by, so writing it
+back (its ``serialize.spec``) gives the same keys: a pull/deploy cycle neither
+renames nor deletes-and-recreates a step, and renaming a Planwright key
+(``update_jobs`` ``new_key``) changes nothing in the file.
+
+Like Lightning's own export, the file carries no ids: job, trigger and edge
+UUIDs live in Lightning's state, never in ``project.yaml`` (the package drops
+them on reading anyway). A cron cursor is therefore named by its job's key
+(``cron_cursor_job``). Jobs carry ``name``, ``adaptor``, ``credential`` (a
+name, only when set) and ``body`` (never blank); edges carry ``condition_type``,
+``condition_expression`` and ``condition_label`` when set, and always
+``enabled`` (the package reads a missing one as disabled). ``credentials: {}``
+is always written: it is how the package recognises a Lightning project.yaml
+before any edge exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+from tools.document import WorkflowDocument
+from tools.document.names import edge_key
+from tools.document.openfn.ids import export_body, step_ids
+from tools.document.openfn.parts import edge_ends, js_condition, trigger_fields
+from tools.document.yaml_io import dump_yaml
+from tools.errors import DocumentError
+
+
+def lightning_workflow(doc: WorkflowDocument) -> tuple[str, dict[str, Any]]:
+    """``(key, workflow)`` for one document, as it sits in ``workflows:``."""
+    structure = doc.structure
+    ids = step_ids(structure)
+    jobs: dict[str, Any] = {}
+    for key, job in structure.jobs.items():
+        entry: dict[str, Any] = {"name": job.name, "adaptor": job.adaptor}
+        if job.credential:
+            entry["credential"] = job.credential
+        entry["body"] = export_body(job.body)
+        jobs[ids.jobs[key]] = entry
+    triggers = {
+        ids.triggers[key]: trigger_fields(structure, trigger, ids)
+        for key, trigger in structure.triggers.items()
+    }
+    edges: dict[str, Any] = {}
+    for edge in structure.edges.values():
+        source, target = edge_ends(structure, edge)
+        source_id, target_id = ids.node(source), ids.jobs[target]
+        entry = (
+            {"source_trigger": source_id}
+            if edge.source_trigger is not None
+            else {"source_job": source_id}
+        )
+        entry["target_job"] = target_id
+        entry["condition_type"] = edge.condition_type
+        if edge.condition_label:
+            entry["condition_label"] = edge.condition_label
+        if edge.condition_type == "js_expression":
+            entry["condition_expression"] = js_condition(edge)
+        entry["enabled"] = edge.enabled
+        edges[edge_key(source_id, target_id)] = entry
+    workflow: dict[str, Any] = {}
+    if structure.name is not None:
+        workflow["name"] = structure.name
+    workflow.update(jobs=jobs, triggers=triggers, edges=edges)
+    return ids.workflow, workflow
+
+
+def to_lightning_project(
+    docs: Sequence[WorkflowDocument], *, project_name: str | None = None
+) -> dict[str, Any]:
+    """The project holding ``docs`` (one workflow each), as plain data.
+
+    ``project_name`` defaults to the first workflow's name. Two workflows that
+    the package would key alike are an error naming both.
+    """
+    workflows: dict[str, Any] = {}
+    for index, doc in enumerate(docs):
+        key, workflow = lightning_workflow(doc)
+        if key in workflows:
+            raise DocumentError(
+                f"Workflows {key!r} and {doc.name!r} would both be workflow {key!r} in OpenFn; "
+                "rename one before exporting them together.",
+                code="export_id_clash",
+                field=f"workflows.{index}",
+            )
+        workflows[key] = workflow
+    name = project_name or next((d.name for d in docs if d.name), None) or "planwright"
+    return {"name": name, "credentials": {}, "workflows": workflows}
+
+
+def to_lightning_yaml(docs: Sequence[WorkflowDocument], *, project_name: str | None = None) -> str:
+    """:func:`to_lightning_project` as ``project.yaml`` text (bodies as block scalars)."""
+    return dump_yaml(_yaml_tree(to_lightning_project(docs, project_name=project_name)))
+
+
+def _yaml_tree(value: Any) -> Any:
+    if isinstance(value, dict):
+        mapping = CommentedMap()
+        for key, item in value.items():
+            mapping[key] = _yaml_tree(item)
+        if not value:
+            mapping.fa.set_flow_style()
+        return mapping
+    if isinstance(value, list):
+        return [_yaml_tree(item) for item in value]
+    if isinstance(value, str) and "\n" in value:
+        return LiteralScalarString(value)
+    return value
