@@ -1,60 +1,163 @@
 """The one writer: commit a version of a workflow, then publish it on the bus.
 
 Turns (through :class:`app.turns.StoreCommitter`), ``PUT`` and revert all go
-through :func:`commit_and_publish`, so a persisted version is always announced
-as exactly one ``workflow`` event, and nothing is announced that is not persisted.
+through :meth:`Publisher.commit_and_publish`, so a persisted version is always
+announced as exactly one ``workflow`` event, and nothing is announced that is not
+persisted.
+
+Commit and publish are one outcome: once the database has the version, the caller
+is told it is committed, whatever the bus does. A publish that fails (Redis down
+or unreachable) is kept and retried in the background, in commit order per
+workflow, until the bus takes it; meanwhile watchers that reconnect catch up from
+the database (:mod:`app.ws.watch`). Only the newest ``MAX_PENDING`` events of a
+workflow are kept: a watcher that sees a gap in versions reads a fresh snapshot.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+from collections import deque
 from collections.abc import Sequence
 
 from agents.events import workflow_event
-from app.bus.base import EventBus
+from app.bus.base import Event, EventBus
 from app.store import Store
 from tools.document.structure import Change
 
+log = logging.getLogger(__name__)
 
-async def commit_and_publish(
-    store: Store,
-    bus: EventBus,
-    workflow_id: str,
-    *,
-    yaml: str,
-    name: str | None,
-    expected_version: int,
-    author: str | None,
-    tool: str,
-    summary: str,
-    changes: Sequence[Change],
-    session_id: str | None = None,
-    turn_id: str | None = None,
-) -> int:
-    """Commit ``yaml`` as version ``expected_version + 1`` and publish its ``workflow``
-    event; returns the new version.
+PUBLISH_TIMEOUT_S = 2.0
+RETRY_FIRST_S = 0.25
+RETRY_MAX_S = 5.0
+MAX_PENDING = 32
 
-    Shielded: a cancelled caller (a turn, a dropped request) never leaves a persisted
-    version unpublished. Raises what :meth:`Store.commit_version` raises (e.g.
-    :class:`app.errors.VersionConflictError`), in which case nothing is published.
-    """
 
-    async def commit_then_publish() -> int:
-        version = await store.commit_version(
-            workflow_id,
-            yaml=yaml,
-            name=name,
-            expected_version=expected_version,
-            author=author,
-            session_id=session_id,
-            turn_id=turn_id,
-            tool=tool,
-            summary=summary,
-        )
-        await bus.publish(
-            workflow_id,
-            workflow_event(yaml, version, changes, workflow_id=workflow_id, turn_id=turn_id).wire(),
-        )
-        return version
+class Publisher:
+    """Commits versions and publishes their ``workflow`` events (one per process)."""
 
-    return await asyncio.shield(commit_then_publish())
+    def __init__(
+        self,
+        store: Store,
+        bus: EventBus,
+        *,
+        publish_timeout_s: float = PUBLISH_TIMEOUT_S,
+        retry_first_s: float = RETRY_FIRST_S,
+        retry_max_s: float = RETRY_MAX_S,
+    ) -> None:
+        self.store, self.bus = store, bus
+        self.publish_timeout_s = publish_timeout_s
+        self.retry_first_s, self.retry_max_s = retry_first_s, retry_max_s
+        self._pending: dict[str, deque[Event]] = {}
+        """Events the bus has not taken yet, per workflow, oldest first."""
+        self._retrying: asyncio.Task[None] | None = None
+        """The background task that retries ``_pending`` until it is empty."""
+
+    @property
+    def pending(self) -> int:
+        """Committed versions not yet published (the bus is or was unreachable)."""
+        return sum(len(queue) for queue in self._pending.values())
+
+    async def commit_and_publish(
+        self,
+        workflow_id: str,
+        *,
+        yaml: str,
+        name: str | None,
+        expected_version: int,
+        author: str | None,
+        tool: str,
+        summary: str,
+        changes: Sequence[Change],
+        session_id: str | None = None,
+        turn_id: str | None = None,
+    ) -> int:
+        """Commit ``yaml`` as version ``expected_version + 1`` and publish its
+        ``workflow`` event; returns the new version.
+
+        Shielded: a cancelled caller (a turn, a dropped request) never leaves a
+        persisted version unpublished. Raises only what :meth:`Store.commit_version`
+        raises (e.g. :class:`app.errors.VersionConflictError`), in which case nothing
+        is published; a failed publish is retried, never raised.
+        """
+
+        async def commit_then_publish() -> int:
+            version = await self.store.commit_version(
+                workflow_id,
+                yaml=yaml,
+                name=name,
+                expected_version=expected_version,
+                author=author,
+                session_id=session_id,
+                turn_id=turn_id,
+                tool=tool,
+                summary=summary,
+            )
+            event = workflow_event(
+                yaml, version, changes, workflow_id=workflow_id, turn_id=turn_id
+            ).wire()
+            await self.publish(workflow_id, event)
+            return version
+
+        return await asyncio.shield(commit_then_publish())
+
+    async def publish(self, workflow_id: str, event: Event) -> None:
+        """Publish now, or (behind earlier events still waiting, or when the bus
+        fails) keep it for the background retry. Never raises for the bus."""
+        queue = self._pending.get(workflow_id)
+        if queue is None:
+            try:
+                await asyncio.wait_for(self.bus.publish(workflow_id, event), self.publish_timeout_s)
+                return
+            except Exception as exc:  # the bus is down: the version is committed anyway
+                log.warning(
+                    "publishing version %s of %s failed (%r); will retry",
+                    event.get("version"),
+                    workflow_id,
+                    exc,
+                )
+            queue = self._pending.setdefault(workflow_id, deque(maxlen=MAX_PENDING))
+        queue.append(event)
+        if self._retrying is None or self._retrying.done():
+            self._retrying = asyncio.create_task(self._retry(), name="planwright-republish")
+
+    async def _retry(self) -> None:
+        delay = self.retry_first_s
+        while self._pending:
+            await asyncio.sleep(delay)
+            progressed = await self.flush()
+            delay = self.retry_first_s if progressed else min(delay * 2, self.retry_max_s)
+
+    async def flush(self) -> bool:
+        """Try every waiting event once, in order per workflow; True if any went out."""
+        progressed = False
+        for workflow_id in list(self._pending):
+            queue = self._pending[workflow_id]
+            while queue:
+                try:
+                    await asyncio.wait_for(
+                        self.bus.publish(workflow_id, queue[0]), self.publish_timeout_s
+                    )
+                except Exception as exc:
+                    log.debug("republishing to %s failed: %r", workflow_id, exc)
+                    break
+                queue.popleft()
+                progressed = True
+            if not queue:
+                del self._pending[workflow_id]
+                log.info("caught up publishing %s", workflow_id)
+        return progressed
+
+    async def close(self) -> None:
+        """Stop retrying (one last try first); whatever is left, watchers read from
+        the database when they reconnect."""
+        task, self._retrying = self._retrying, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._pending:
+            await self.flush()
+        if self._pending:
+            log.warning("%d committed versions were never published", self.pending)

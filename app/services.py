@@ -17,6 +17,7 @@ from app.ai import build_models
 from app.auth import Authenticator
 from app.bus import make_bus
 from app.bus.base import EventBus, TurnLock
+from app.publishing import Publisher
 from app.settings import Settings
 from app.store import Store, create_engine, migrate, normalise_url
 from app.turns import TurnService
@@ -37,6 +38,7 @@ class Services:
     tools: ToolContext
     turns: TurnService
     runner: TurnRunner
+    publisher: Publisher
 
 
 _PG_CHECKPOINT_SETUP_LOCK = 0x706C6371  # pg_advisory_lock key, distinct from migrations
@@ -84,6 +86,8 @@ async def open_services(
         store = Store(engine)
         bus, lock = make_bus(settings.redis_url)
         stack.push_async_callback(bus.close)
+        publisher = Publisher(store, bus)
+        stack.push_async_callback(publisher.close)  # before the bus closes
         catalogue = load_catalogue()
         docs = DocsIndex.build(catalogue, package_docs_dir=settings.adaptor_docs_dir)
         tools = ToolContext(catalogue_loader=lambda: catalogue, docs_loader=lambda: docs)
@@ -108,7 +112,7 @@ async def open_services(
         runner = TurnRunner(build_graph(saver))
         turns = TurnService(
             store=store,
-            bus=bus,
+            publisher=publisher,
             lock=lock,
             runner=runner,
             models=models or build_models(settings),
@@ -121,4 +125,6 @@ async def open_services(
             prompt_loader=prompt_source.load if prompt_source else load_prompt,
         )
         stack.push_async_callback(turns.shutdown)
-        yield Services(settings, Authenticator(settings), store, bus, lock, tools, turns, runner)
+        yield Services(
+            settings, Authenticator(settings), store, bus, lock, tools, turns, runner, publisher
+        )

@@ -2,7 +2,7 @@
 
 One turn at a time per workflow (the bus's ``TurnLock``, across workers).
 Each mutation is committed as a version row and published on the bus by
-:class:`StoreCommitter` (through :func:`app.publishing.commit_and_publish`, the
+:class:`StoreCommitter` (through :class:`app.publishing.Publisher`, the
 one writer) before the graph emits its ``workflow`` event, so nothing is ever
 streamed that is not persisted. Events go out as the frames of
 :mod:`app.ws.protocol`; errors become ``error`` frames; the document stays at
@@ -31,9 +31,9 @@ from agents.runtime import AgentConfig, TurnRuntime
 from agents.state import TurnInput
 from agents.tracing import Tracer
 from app.auth import Principal
-from app.bus.base import EventBus, LockHandle, TurnLock
+from app.bus.base import LockHandle, TurnLock
 from app.errors import ConflictError, NotFoundError
-from app.publishing import commit_and_publish
+from app.publishing import Publisher
 from app.store import SessionRecord, Store
 from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame, event_frame
 from prompts import PromptTemplate, load_prompt
@@ -52,8 +52,7 @@ class BusyError(ConflictError):
 
 @dataclass
 class StoreCommitter:
-    store: Store
-    bus: EventBus
+    publisher: Publisher
     workflow_id: str
     session_id: str
     author: str
@@ -69,9 +68,7 @@ class StoreCommitter:
         summary: str,
         turn_id: str,
     ) -> int:
-        return await commit_and_publish(
-            self.store,
-            self.bus,
+        return await self.publisher.commit_and_publish(
             self.workflow_id,
             yaml=yaml,
             name=name,
@@ -100,7 +97,7 @@ class TurnService:
         self,
         *,
         store: Store,
-        bus: EventBus,
+        publisher: Publisher,
         lock: TurnLock,
         runner: TurnRunner,
         models: Mapping[ModelRole, ChatModel],
@@ -111,7 +108,7 @@ class TurnService:
         prompt_loader: Callable[[str, str | None], PromptTemplate] = load_prompt,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
     ) -> None:
-        self.store, self.bus, self.lock, self.runner = store, bus, lock, runner
+        self.store, self.publisher, self.lock, self.runner = store, publisher, lock, runner
         self.models, self.tools, self.config = models, tools, config
         self.lock_ttl_s = lock_ttl_s
         self.tracer = tracer or Tracer(None)
@@ -136,7 +133,7 @@ class TurnService:
         self, session: SessionRecord, principal: Principal, yaml: str, version: int
     ) -> TurnRuntime:
         committer = StoreCommitter(
-            self.store, self.bus, session.workflow_id, session.id, principal.author
+            self.publisher, session.workflow_id, session.id, principal.author
         )
         runtime = TurnRuntime(
             models=self.models,

@@ -9,7 +9,6 @@ from fastapi import APIRouter, Path, Query, Response, status
 from app.api import schemas
 from app.deps import EditorDep, PrincipalDep, ServicesDep
 from app.errors import NotFoundError
-from app.publishing import commit_and_publish
 from app.services import Services
 from app.store import WorkflowRecord
 from tools.document import WorkflowDocument
@@ -59,9 +58,7 @@ async def _replace(
     summary: str,
 ) -> WorkflowRecord:
     """Commit the whole document as the next version, publish it, and read it back."""
-    await commit_and_publish(
-        services.store,
-        services.bus,
+    await services.publisher.commit_and_publish(
         workflow_id,
         yaml=yaml,
         name=name,

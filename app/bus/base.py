@@ -18,6 +18,10 @@ class Subscription(Protocol):
 
     def __aiter__(self) -> AsyncIterator[Event]: ...
 
+    def take_replay(self) -> list[Event]:
+        """Remove and return the replayed (``since_version``) events not yet read."""
+        ...
+
     async def close(self) -> None: ...
 
 

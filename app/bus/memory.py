@@ -135,6 +135,14 @@ class QueueSubscription:
         self._live = deque(e for e in self._live if not self._is_duplicate(e))
         self._wakeup.set()
 
+    def take_replay(self) -> list[Event]:
+        """Remove and return the replayed events not yet read (those queued by
+        ``since_version``), so a caller can check them against another source
+        before sending; iteration then goes on with the live events."""
+        replay = list(self._replay)
+        self._replay.clear()
+        return replay
+
     def fail(self, error: PlanwrightError) -> None:
         if not self._closed and self._error is None:
             self._error = error

@@ -14,11 +14,18 @@ one place. Keys (``{p}`` is the key prefix, ``planwright`` by default):
 from __future__ import annotations
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.bus.memory import BusClosedError
 
 _POOL_SIZE = 100  # redis-py's default
 _POOL_WAIT_S = 20.0
+_CONNECT_TIMEOUT_S = 2.0
+_COMMAND_TIMEOUT_S = 5.0  # pub/sub's blocking reads are exempt (redis-py reads those untimed)
+_HEALTH_CHECK_S = 5
 
 
 class LazyRedis:
@@ -36,8 +43,20 @@ class LazyRedis:
             # A blocking pool: with every connection busy (100 turns starting at once,
             # plus the pub/sub connection) a command waits its turn instead of failing
             # with "Too many connections", which the default pool raises.
+            # After Redis restarts, every pooled connection is dead: retry a command
+            # that fails on one (reconnecting), and ping a connection idle for a while
+            # before using it, so the first turn after an outage does not fail on a
+            # stale socket. Timeouts keep an unreachable Redis from hanging a request.
             pool = aioredis.BlockingConnectionPool.from_url(
-                self.url, max_connections=_POOL_SIZE, timeout=_POOL_WAIT_S
+                self.url,
+                max_connections=_POOL_SIZE,
+                timeout=_POOL_WAIT_S,
+                retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 3),
+                retry_on_error=[RedisConnectionError, RedisTimeoutError],
+                health_check_interval=_HEALTH_CHECK_S,
+                socket_connect_timeout=_CONNECT_TIMEOUT_S,
+                socket_timeout=_COMMAND_TIMEOUT_S,
+                socket_keepalive=True,
             )
             self._client = aioredis.Redis.from_pool(pool)
         return self._client

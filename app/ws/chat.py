@@ -14,11 +14,10 @@ import inspect
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from app.auth import Principal
-from app.bus.base import Subscription
 from app.deps import ServicesDep
 from app.errors import AuthError
 from app.turns import TurnRequest
-from app.ws.connection import NOT_ALLOWED, NOT_FOUND, SLOW_CLIENT, Connection
+from app.ws.connection import NOT_ALLOWED, NOT_FOUND, Connection
 from app.ws.protocol import (
     CancelFrame,
     ConfirmFrame,
@@ -27,7 +26,7 @@ from app.ws.protocol import (
     error_frame,
     parse_frame,
 )
-from tools.errors import PlanwrightError
+from app.ws.relay import relay_to_chat
 
 router = APIRouter()
 
@@ -40,15 +39,6 @@ async def authenticate(
     except AuthError as exc:
         await websocket.close(code=NOT_ALLOWED, reason=exc.message)
         return None
-
-
-async def forward_bus(subscription: Subscription, connection: Connection) -> None:
-    """Relay bus events to one client; a client that falls behind is closed."""
-    try:
-        async for event in subscription:
-            await connection.send(event)
-    except PlanwrightError as exc:  # SubscriberOverflowError: the client is too slow
-        await connection.close(SLOW_CLIENT, exc.message)
 
 
 async def cancel(task: asyncio.Task[None], connection: Connection) -> None:
@@ -84,8 +74,12 @@ async def chat_socket(
     limit = services.settings.max_frame_bytes
     running: asyncio.Task[None] | None = None
     async with Connection(websocket, queue_size=services.settings.send_queue_size) as conn:
-        subscription = await services.bus.subscribe(session.workflow_id)
-        forwarder = asyncio.create_task(forward_bus(subscription, conn))
+        subscription = await conn.subscribe(services.bus, session.workflow_id)
+        if subscription is None:  # the bus is down: closed with 1013
+            return
+        forwarder = asyncio.create_task(
+            relay_to_chat(services.bus, services.store, session.workflow_id, subscription, conn)
+        )
         try:
             while not conn.closed:
                 message = await websocket.receive()

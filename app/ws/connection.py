@@ -3,7 +3,8 @@
 ``send`` never blocks the caller (a turn, or a bus forwarder shared with
 other watchers): frames go into a bounded queue drained by a writer task. A
 client that cannot keep up is closed with code 4008 instead of stalling
-anyone else.
+anyone else. When the event bus fails (Redis down) sockets are closed with
+1013, "try again later": the client reconnects and catches up.
 """
 
 from __future__ import annotations
@@ -15,11 +16,21 @@ from typing import Any
 from fastapi import WebSocket
 from starlette.websockets import WebSocketState
 
+from app.bus.base import EventBus, Subscription
+from app.bus.memory import SubscriberOverflowError
 from app.ws.protocol import ServerFrame, wire
 
 SLOW_CLIENT = 4008
 NOT_ALLOWED = 1008
 NOT_FOUND = 4404
+TRY_AGAIN_LATER = 1013
+BUS_DOWN_REASON = "live updates are unavailable; try again later"
+
+
+def close_code(error: BaseException) -> int:
+    """The close code for a subscription that ended with ``error``: 4008 only for a
+    client that fell behind; anything else is the server's trouble (1013)."""
+    return SLOW_CLIENT if isinstance(error, SubscriberOverflowError) else TRY_AGAIN_LATER
 
 
 class Connection:
@@ -58,6 +69,22 @@ class Connection:
             self._queue.put_nowait({**frame, "seq": self._seq})
         except asyncio.QueueFull:
             await self.close(SLOW_CLIENT, "client too slow: frames were not being read")
+
+    async def subscribe(
+        self, bus: EventBus, workflow_id: str, *, since_version: int | None = None
+    ) -> Subscription | None:
+        """The bus subscription, or ``None`` after closing the socket with 1013 (a
+        proper close frame) when the bus cannot be reached."""
+        try:
+            return await bus.subscribe(workflow_id, since_version=since_version)
+        except Exception:
+            await self.close(TRY_AGAIN_LATER, BUS_DOWN_REASON)
+            return None
+
+    async def close_for(self, error: BaseException) -> None:
+        """Close because the bus subscription ended with ``error``."""
+        code = close_code(error)
+        await self.close(code, str(error) if code == SLOW_CLIENT else BUS_DOWN_REASON)
 
     async def close(self, code: int, reason: str) -> None:
         if self.closed:

@@ -1,34 +1,27 @@
 """WebSocket live view: ``/v1/workflows/{id}/watch?since_version=N``.
 
 Sends the current document first (or, after a reconnect, what was missed:
-retained events from the bus, or a fresh snapshot when those do not reach
-back far enough), then every ``workflow`` event as it is committed.
+retained events from the bus, or the database's current document when those
+do not reach it), then every ``workflow`` event as it is committed. When the
+bus fails the socket is closed with 1013 (try again later); the client
+reconnects with ``since_version`` and catches up from the database.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
 
 from fastapi import APIRouter, WebSocket
 
 from app.deps import ServicesDep
-from app.services import Services
 from app.ws.chat import authenticate
-from app.ws.connection import NOT_FOUND, SLOW_CLIENT, Connection
-from app.ws.protocol import WorkflowFrame, error_frame
+from app.ws.connection import NOT_FOUND, Connection
+from app.ws.protocol import error_frame
+from app.ws.relay import catch_up, forward, snapshot
 from tools.errors import PlanwrightError
 
 router = APIRouter()
-CATCH_UP_WAIT_S = 1.0
-
-
-async def _snapshot(services: Services, workflow_id: str) -> dict[str, Any] | None:
-    record = await services.store.get_workflow(workflow_id)
-    if record is None:
-        return None
-    return WorkflowFrame(version=record.version, yaml=record.yaml, workflow_id=record.id).wire()
 
 
 @router.websocket("/v1/workflows/{workflow_id}/watch")
@@ -42,7 +35,7 @@ async def watch_socket(
     await websocket.accept()
     if await authenticate(websocket, services, token) is None:
         return
-    current = await _snapshot(services, workflow_id)
+    current = await snapshot(services.store, workflow_id)
     if current is None:
         await websocket.send_json(
             {**error_frame("not_found", "No such workflow.").wire(), "seq": 1}
@@ -52,17 +45,20 @@ async def watch_socket(
     async with Connection(websocket, queue_size=services.settings.send_queue_size) as conn:
         if since_version is not None and since_version > current["version"]:
             since_version = None  # the client is ahead of us (reset database?): start over
-        subscription = await services.bus.subscribe(workflow_id, since_version=since_version)
-        current = await _snapshot(services, workflow_id) or current
-        behind = since_version is None or current["version"] > since_version
-        if since_version is None:
-            await conn.send(current)
-        conn.last_workflow_version = current["version"] if since_version is None else since_version
-        reader = subscription.__aiter__()
+        subscription = await conn.subscribe(services.bus, workflow_id, since_version=since_version)
+        if subscription is None:  # the bus is down: closed with 1013
+            return
         receiver = asyncio.create_task(_drain_client(websocket))
         try:
-            if behind and since_version is not None:
-                await _catch_up(services, workflow_id, reader, conn)
+            # Read after subscribing: anything committed later arrives live.
+            current = await snapshot(services.store, workflow_id) or current
+            if since_version is None:
+                await conn.send(current)
+            else:
+                await catch_up(
+                    services.store, workflow_id, since_version, current, subscription, conn
+                )
+            reader = subscription.__aiter__()
             while not conn.closed and not receiver.done():
                 next_event = asyncio.ensure_future(reader.__anext__())
                 done, _ = await asyncio.wait(
@@ -71,35 +67,14 @@ async def watch_socket(
                 if next_event not in done:
                     next_event.cancel()
                     break
-                await _forward(services, workflow_id, next_event.result(), conn)
-        except PlanwrightError as exc:
-            await conn.close(SLOW_CLIENT, exc.message)
+                await forward(services.store, workflow_id, next_event.result(), conn)
+        except PlanwrightError as exc:  # too slow (4008), or the bus failed (1013)
+            await conn.close_for(exc)
         except StopAsyncIteration:
             pass
         finally:
             receiver.cancel()
             await subscription.close()
-
-
-async def _catch_up(services: Services, workflow_id: str, reader: Any, conn: Connection) -> None:
-    """Replay what was missed; if the bus no longer holds the next version, snapshot."""
-    try:
-        first = await asyncio.wait_for(reader.__anext__(), timeout=CATCH_UP_WAIT_S)
-    except TimeoutError:
-        first = None
-    await _forward(services, workflow_id, first, conn)
-
-
-async def _forward(
-    services: Services, workflow_id: str, event: dict[str, Any] | None, conn: Connection
-) -> None:
-    last = conn.last_workflow_version or 0
-    if event is None or (event.get("type") == "workflow" and event["version"] > last + 1):
-        snapshot = await _snapshot(services, workflow_id)
-        if snapshot is not None and snapshot["version"] > last:
-            await conn.send(snapshot)
-    if event is not None:
-        await conn.send(event)
 
 
 async def _drain_client(websocket: WebSocket) -> None:
