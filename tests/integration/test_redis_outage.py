@@ -229,7 +229,9 @@ async def test_redis_killed_mid_turn_the_turn_completes_and_the_next_one_works(
             seen = [(await recv(back))["version"]]
             while seen[-1] < latest:
                 seen.append((await recv(back))["version"])
-            assert seen == list(range(3, latest + 1)), seen
+            # Every version the stream holds, or the database's document where it has
+            # a gap: either way the watcher ends at the latest, never going back.
+            assert seen == sorted(set(seen)) and seen[-1] == latest, seen
     assert not fake_api.errors
 
 
