@@ -1,4 +1,5 @@
-"""``planwright`` command line: serve, chat, eval, prompts, schema, adaptor-docs."""
+"""``planwright`` command line: serve, chat, export, import, eval, prompts, schema,
+adaptor-docs."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from app import client
+from app.client import transfer
 from tools.document.schema import SCHEMA_PATH, render_json_schema
 
 # Commands the eval harness adds; ``evals`` is imported only when one of them runs.
@@ -109,6 +111,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     docs.set_defaults(run=_adaptor_docs)
 
     client.register(commands)
+    transfer.register(commands)
     _add_eval_commands(commands, argv)
     return parser
 
