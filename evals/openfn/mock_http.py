@@ -2,8 +2,8 @@
 
 Every request is answered with JSON: ``routes`` maps ``"METHOD /path"`` (or
 ``"/path"`` for any method) to ``(status, body)``; anything else gets
-``default`` (status 200). A path listed in ``fail`` (exact, or ending with it)
-answers 500, which is how a run forces an HTTP step to fail through the real
+``default`` (status 200). A path listed in ``fail`` (exact, or ending with it),
+or every path with ``fail_all``, answers 500, which is how a run forces an HTTP step to fail through the real
 adaptor. Every request is recorded (method, path, parsed JSON body).
 """
 
@@ -31,6 +31,7 @@ class MockHttp:
     default: Any = field(default_factory=dict)
     routes: dict[str, tuple[int, Any]] = field(default_factory=dict)
     fail: set[str] = field(default_factory=set)
+    fail_all: bool = False
     requests: list[Request] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
@@ -44,7 +45,7 @@ class MockHttp:
 
     def answer(self, method: str, path: str) -> tuple[int, Any]:
         bare = path.split("?", 1)[0]
-        if any(bare == f or bare.endswith(f) for f in self.fail):
+        if self.fail_all or any(bare == f or bare.endswith(f) for f in self.fail):
             return 500, {"error": f"mock failure for {bare}"}
         for key in (f"{method} {bare}", bare):
             if key in self.routes:

@@ -1,6 +1,7 @@
 """Workflows built through the service, as a user would: the real app (SQLite,
 in-process bus, the offline model: no API key), REST to create, the chat
-WebSocket to describe the workflow and ask for code, REST to read the result.
+WebSocket to describe the workflow and ask for code, REST to read the result
+and to export it as a CLI ``workflow.json`` (``GET /v1/workflows/{id}/export?format=cli``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def offline_service(tmp_path: Path) -> Iterator[TestClient]:
 
 def build_workflow(client: TestClient, turns: list[str]) -> dict[str, Any]:
     """Create an empty workflow, send ``turns`` in one chat session; return
-    ``{id, yaml, replies}`` (the stored document after the last turn)."""
+    ``{id, yaml, plan, replies}``: the stored document after the last turn and
+    its CLI workflow.json export, parsed."""
     created = client.post("/v1/workflows", json={"name": "New workflow"}, headers=_HEADERS)
     assert created.status_code == 201, created.text
     workflow_id = created.json()["id"]
@@ -62,4 +64,13 @@ def build_workflow(client: TestClient, turns: list[str]) -> dict[str, Any]:
                 raise AssertionError(f"turn {content!r} did not complete")
     stored = client.get(f"/v1/workflows/{workflow_id}", headers=_HEADERS)
     assert stored.status_code == 200, stored.text
-    return {"id": workflow_id, "yaml": stored.json()["yaml"], "replies": replies}
+    exported = client.get(
+        f"/v1/workflows/{workflow_id}/export", params={"format": "cli"}, headers=_HEADERS
+    )
+    assert exported.status_code == 200, exported.text
+    return {
+        "id": workflow_id,
+        "yaml": stored.json()["yaml"],
+        "plan": json.loads(exported.text),
+        "replies": replies,
+    }
