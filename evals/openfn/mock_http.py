@@ -2,9 +2,10 @@
 
 Every request is answered with JSON: ``routes`` maps ``"METHOD /path"`` (or
 ``"/path"`` for any method) to ``(status, body)``; anything else gets
-``default`` (status 200). A path listed in ``fail`` (exact, or ending with it),
-or every path with ``fail_all``, answers 500, which is how a run forces an HTTP step to fail through the real
-adaptor. Every request is recorded (method, path, parsed JSON body).
+``default`` (status 200). A path listed in ``fail`` (exact, or ending with
+it), or every path with ``fail_all``, answers 500: that is how a run forces an
+HTTP step to fail through the real adaptor. Every request is recorded
+(method, path, parsed JSON body).
 """
 
 from __future__ import annotations
