@@ -226,8 +226,14 @@ def wrap_as_lightning_project(
     return out.getvalue()
 
 
-def load_with_openfn(project_yaml: str, cache_dir: Path = DEFAULT_CACHE_DIR) -> dict[str, Any]:
-    """Load project.yaml text with ``@openfn/project`` (via check.mjs) and return its JSON."""
+def load_with_openfn(
+    project_yaml: str, cache_dir: Path = DEFAULT_CACHE_DIR, *, spec: bool = False
+) -> dict[str, Any]:
+    """Load project.yaml text with ``@openfn/project`` (via check.mjs) and return its JSON.
+
+    With ``spec`` the JSON also holds ``spec_yaml``: the package's own project.yaml
+    of what it loaded (``project.serialize('spec', {format: 'yaml'})``).
+    """
     root = ensure_openfn_project_installed(cache_dir)
     script = _install_check_script(root)
     with tempfile.TemporaryDirectory(prefix="openfn-check-") as tmp:
@@ -235,7 +241,7 @@ def load_with_openfn(project_yaml: str, cache_dir: Path = DEFAULT_CACHE_DIR) -> 
         path.write_text(project_yaml, encoding="utf-8")
         try:
             done = subprocess.run(
-                [_require_tool("node"), str(script), str(path)],
+                [_require_tool("node"), str(script), str(path), *(["--spec"] if spec else [])],
                 cwd=root,
                 capture_output=True,
                 text=True,

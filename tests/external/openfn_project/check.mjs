@@ -2,7 +2,10 @@
 // External check: load a Lightning project.yaml with OpenFn's own
 // @openfn/project package and print what it made of it, as normalized JSON.
 //
-//   node check.mjs path/to/project.yaml
+//   node check.mjs path/to/project.yaml [--spec]
+//
+// With --spec the result also holds `spec_yaml`: the project written back as a
+// Lightning project.yaml by the package itself (`project.serialize('spec')`).
 //
 // Bare imports resolve from this file's folder, so the Python harness copies
 // this script into the folder where package.json / package-lock.json were
@@ -89,7 +92,8 @@ const normalizeStep = (step) => {
 
 const main = async () => {
   const file = process.argv[2];
-  if (!file) fail('usage: node check.mjs <project.yaml>');
+  const withSpec = process.argv.includes('--spec');
+  if (!file) fail('usage: node check.mjs <project.yaml> [--spec]');
 
   const raw = yamlToJson(await readFile(file, 'utf8'));
   const version = detectVersion(raw);
@@ -113,6 +117,7 @@ const main = async () => {
       steps: wf.steps.map(normalizeStep),
     })),
   };
+  if (withSpec) result.spec_yaml = project.serialize('spec', { format: 'yaml' });
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 };
 

@@ -84,16 +84,18 @@ def to_lightning_project(
     the package would key alike are an error naming both.
     """
     workflows: dict[str, Any] = {}
+    names: dict[str, str | None] = {}
     for index, doc in enumerate(docs):
         key, workflow = lightning_workflow(doc)
         if key in workflows:
             raise DocumentError(
-                f"Workflows {key!r} and {doc.name!r} would both be workflow {key!r} in OpenFn; "
-                "rename one before exporting them together.",
+                f"Workflows {names[key]!r} and {doc.name!r} would both be workflow {key!r} in "
+                "OpenFn; rename one before exporting them together.",
                 code="export_id_clash",
                 field=f"workflows.{index}",
             )
         workflows[key] = workflow
+        names[key] = doc.name
     name = project_name or next((d.name for d in docs if d.name), None) or "planwright"
     return {"name": name, "credentials": {}, "workflows": workflows}
 
