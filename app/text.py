@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+from fastapi import Path
 from pydantic import AfterValidator
 
 
@@ -15,3 +16,7 @@ def _no_nul(value: str) -> str:
 
 
 ClientText = Annotated[str, AfterValidator(_no_nul)]
+"""Any text a client sends in a body or frame."""
+
+PathId = Annotated[str, Path(max_length=200), AfterValidator(_no_nul)]
+"""A workflow or session id in a URL path: refused (422) before it reaches the store."""

@@ -33,7 +33,8 @@ class ImportWorkflows(_Body):
 
 class PutWorkflow(_Body):
     yaml: ClientText
-    expected_version: int = Field(ge=1, le=MAX_VERSION)
+    # The next version must still fit the int32 column, so the maximum has no successor.
+    expected_version: int = Field(ge=1, le=MAX_VERSION - 1)
 
 
 class Revert(_Body):

@@ -10,6 +10,7 @@ from app.deps import PrincipalDep, ServicesDep
 from app.errors import NotFoundError
 from app.services import Services
 from app.store import SessionRecord
+from app.text import PathId
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
@@ -50,7 +51,7 @@ async def _pending(services: Services, session_id: str) -> schemas.PendingConfir
 
 @router.get("/{session_id}")
 async def get_session(
-    session_id: str, services: ServicesDep, principal: PrincipalDep
+    session_id: PathId, services: ServicesDep, principal: PrincipalDep
 ) -> schemas.SessionDetail:
     session = await owned_session(services, session_id, principal)
     workflow = await services.store.get_workflow(session.workflow_id)

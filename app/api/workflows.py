@@ -11,8 +11,10 @@ from app.deps import EditorDep, PrincipalDep, ServicesDep
 from app.errors import NotFoundError
 from app.services import Services
 from app.store import WorkflowRecord
+from app.text import PathId
 from tools.document import WorkflowDocument
 from tools.document.importing import mint_missing_ids
+from tools.document.names import sanitise_name
 from tools.document.openfn import Format, export_workflow, import_workflows
 from tools.document.structure import Change
 from tools.errors import ToolInputError
@@ -21,10 +23,26 @@ from tools.registry import document_problems, run_tool
 router = APIRouter(prefix="/v1/workflows", tags=["workflows"])
 
 
+def _rename(services: Services, doc: WorkflowDocument, name: str) -> None:
+    """Name the workflow through the tool, so REST names follow the tools' rules
+    (sanitised: no control or bidi-override characters; not empty; bounded)."""
+    renamed = run_tool(doc, "update_workflow", {"name": name}, context=services.tools)
+    if not renamed.ok and renamed.error_code != "no_change":
+        raise ToolInputError(renamed.text, code=renamed.error_code or "invalid_name")
+
+
+def _clean_name(services: Services, doc: WorkflowDocument) -> None:
+    """An imported document's own name follows the same rules."""
+    if doc.name is not None and sanitise_name(doc.name) != doc.name:
+        _rename(services, doc, doc.name)
+
+
 def _accept_yaml(services: Services, text: str) -> tuple[WorkflowDocument, list[str]]:
-    """Parse (rejecting hostile or mistyped YAML), mint missing ids, list problems."""
+    """Parse (rejecting hostile or mistyped YAML), mint missing ids, clean the
+    workflow's name, list problems."""
     doc = WorkflowDocument.from_yaml(text, max_bytes=services.settings.max_yaml_bytes)
     mint_missing_ids(doc, services.tools.new_id)
+    _clean_name(services, doc)
     problems = [p.message for p in document_problems(doc, services.tools) if p.blocking]
     return doc, problems
 
@@ -77,14 +95,11 @@ async def create_workflow(
 ) -> schemas.Workflow:
     if body.yaml is not None:
         doc, problems = _accept_yaml(services, body.yaml)
-        if body.name and body.name != doc.name:
-            renamed = run_tool(doc, "update_workflow", {"name": body.name}, context=services.tools)
-            if not renamed.ok:
-                raise ToolInputError(renamed.text, code=renamed.error_code or "invalid_name")
-        name = doc.name or "Untitled workflow"
     else:
-        doc, problems = WorkflowDocument.new(body.name or "Untitled workflow"), []
-        name = doc.name or "Untitled workflow"
+        doc, problems = WorkflowDocument.new("Untitled workflow"), []
+    if body.name is not None:
+        _rename(services, doc, body.name)
+    name = doc.name or "Untitled workflow"
     record = await services.store.create_workflow(
         name=name, yaml=doc.to_yaml(), author=principal.author
     )
@@ -104,6 +119,8 @@ async def import_workflows_route(
         new_id=services.tools.new_id,
         max_bytes=services.settings.max_yaml_bytes,
     )
+    for doc in docs:
+        _clean_name(services, doc)
     records = await services.store.create_workflows(
         [(doc.name or "Untitled workflow", doc.to_yaml()) for doc in docs],
         author=principal.author,
@@ -130,14 +147,14 @@ async def list_workflows(
 
 @router.get("/{workflow_id}")
 async def get_workflow(
-    workflow_id: str, services: ServicesDep, principal: PrincipalDep
+    workflow_id: PathId, services: ServicesDep, principal: PrincipalDep
 ) -> schemas.Workflow:
     return _out(await _workflow(services, workflow_id))
 
 
 @router.get("/{workflow_id}/export")
 async def export_workflow_route(
-    workflow_id: str,
+    workflow_id: PathId,
     services: ServicesDep,
     principal: PrincipalDep,
     format: Annotated[Format, Query(description="yaml, lightning (project.yaml) or cli")] = (
@@ -161,7 +178,7 @@ async def export_workflow_route(
 
 @router.put("/{workflow_id}")
 async def put_workflow(
-    workflow_id: str, body: schemas.PutWorkflow, services: ServicesDep, principal: EditorDep
+    workflow_id: PathId, body: schemas.PutWorkflow, services: ServicesDep, principal: EditorDep
 ) -> schemas.Workflow:
     await _workflow(services, workflow_id)
     doc, problems = _accept_yaml(services, body.yaml)
@@ -180,7 +197,7 @@ async def put_workflow(
 
 @router.get("/{workflow_id}/versions")
 async def list_versions(
-    workflow_id: str, services: ServicesDep, principal: PrincipalDep
+    workflow_id: PathId, services: ServicesDep, principal: PrincipalDep
 ) -> list[schemas.Version]:
     await _workflow(services, workflow_id)
     return [
@@ -191,7 +208,7 @@ async def list_versions(
 
 @router.get("/{workflow_id}/versions/{version}")
 async def get_version(
-    workflow_id: str,
+    workflow_id: PathId,
     version: Annotated[int, Path(ge=1, le=schemas.MAX_VERSION)],
     services: ServicesDep,
     principal: PrincipalDep,
@@ -204,7 +221,7 @@ async def get_version(
 
 @router.post("/{workflow_id}/revert")
 async def revert(
-    workflow_id: str, body: schemas.Revert, services: ServicesDep, principal: EditorDep
+    workflow_id: PathId, body: schemas.Revert, services: ServicesDep, principal: EditorDep
 ) -> schemas.Workflow:
     current = await _workflow(services, workflow_id)
     target = await services.store.get_version(workflow_id, body.version)

@@ -16,6 +16,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from app.auth import Principal
 from app.deps import ServicesDep
 from app.errors import AuthError
+from app.text import PathId
 from app.turns import TurnRequest
 from app.ws.connection import NOT_ALLOWED, NOT_FOUND, Connection
 from app.ws.protocol import (
@@ -60,7 +61,7 @@ async def cancel(task: asyncio.Task[None], connection: Connection) -> None:
 
 @router.websocket("/v1/sessions/{session_id}/ws")
 async def chat_socket(
-    websocket: WebSocket, session_id: str, services: ServicesDep, token: str | None = None
+    websocket: WebSocket, session_id: PathId, services: ServicesDep, token: str | None = None
 ) -> None:
     await websocket.accept()
     principal = await authenticate(websocket, services, token)

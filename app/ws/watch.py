@@ -15,6 +15,7 @@ import contextlib
 from fastapi import APIRouter, WebSocket
 
 from app.deps import ServicesDep
+from app.text import PathId
 from app.ws.chat import authenticate
 from app.ws.connection import NOT_FOUND, Connection
 from app.ws.protocol import error_frame
@@ -27,7 +28,7 @@ router = APIRouter()
 @router.websocket("/v1/workflows/{workflow_id}/watch")
 async def watch_socket(
     websocket: WebSocket,
-    workflow_id: str,
+    workflow_id: PathId,
     services: ServicesDep,
     token: str | None = None,
     since_version: int | None = None,

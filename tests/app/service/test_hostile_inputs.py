@@ -1,0 +1,113 @@
+"""Inputs that once reached the database as 500s: NUL characters anywhere a client
+types text, and versions at the edge of the schema's int32 columns."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from app.api.schemas import MAX_VERSION
+from tests.app.service.conftest import DOC, EDITOR, auth, create_session, create_workflow
+
+NUL = quote("\x00")
+
+
+def test_nul_in_a_path_id_is_422_not_500(client: TestClient) -> None:
+    workflow_id = create_workflow(client)["id"]
+    session_id = create_session(client, workflow_id)["id"]
+    bad = f"x{NUL}y"
+    responses = {
+        "workflow": client.get(f"/v1/workflows/{bad}", headers=auth(EDITOR)),
+        "export": client.get(f"/v1/workflows/{bad}/export", headers=auth(EDITOR)),
+        "versions": client.get(f"/v1/workflows/{bad}/versions", headers=auth(EDITOR)),
+        "version": client.get(f"/v1/workflows/{bad}/versions/1", headers=auth(EDITOR)),
+        "put": client.put(
+            f"/v1/workflows/{bad}", json={"yaml": DOC, "expected_version": 1}, headers=auth(EDITOR)
+        ),
+        "revert": client.post(
+            f"/v1/workflows/{bad}/revert", json={"version": 1}, headers=auth(EDITOR)
+        ),
+        "session": client.get(f"/v1/sessions/{bad}", headers=auth(EDITOR)),
+        "session body": client.post(
+            "/v1/sessions", json={"workflow_id": workflow_id + "\x00"}, headers=auth(EDITOR)
+        ),
+    }
+    assert {k: r.status_code for k, r in responses.items()} == dict.fromkeys(responses, 422)
+    assert client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).status_code == 200
+
+
+def test_nul_in_a_name_is_422_or_cleaned_like_the_tools_do(client: TestClient) -> None:
+    for body in ({"name": "a\x00b"}, {"name": "a\x00b", "yaml": DOC}):
+        response = client.post("/v1/workflows", json=body, headers=auth(EDITOR))
+        assert response.status_code == 422, response.text
+    # A NUL spelled as a YAML escape is only text once parsed: the name rules clean it.
+    with_nul = DOC.replace("name: Referral intake", 'name: "Referral\\0intake"')
+    assert with_nul != DOC
+    for response in (
+        client.post("/v1/workflows", json={"yaml": with_nul}, headers=auth(EDITOR)),
+        client.put(
+            f"/v1/workflows/{create_workflow(client)['id']}",
+            json={"yaml": with_nul, "expected_version": 1},
+            headers=auth(EDITOR),
+        ),
+    ):
+        assert response.status_code in (200, 201), response.text
+        assert response.json()["name"] == "Referral intake"
+        assert "\\0" not in response.json()["yaml"]
+
+
+def test_rest_names_follow_the_tools_name_rules(client: TestClient) -> None:
+    """An RTL override or control characters would make a name display as
+    something else; the tools replace them, and so does REST."""
+    hostile = "Pay\u202eroll\u0007 \u200f\tintake\x1b[31m"
+    for body in ({"name": hostile}, {"name": hostile, "yaml": DOC}):
+        response = client.post("/v1/workflows", json=body, headers=auth(EDITOR))
+        assert response.status_code == 201, response.text
+        assert response.json()["name"] == "Payroll intake 31m"
+        assert f"name: {response.json()['name']}" in response.json()["yaml"]
+    yaml = DOC.replace("name: Referral intake", 'name: "Referral\\u202e intake"')
+    imported = client.post("/v1/workflows", json={"yaml": yaml}, headers=auth(EDITOR)).json()
+    assert imported["name"] == "Referral intake"
+    for unusable in ("\u202e\u0007", "   "):
+        response = client.post("/v1/workflows", json={"name": unusable}, headers=auth(EDITOR))
+        assert response.status_code == 422
+        assert response.json()["error"]["code"] == "invalid_name"
+
+
+def test_expected_version_at_the_int32_maximum_is_a_conflict_not_an_overflow(
+    client: TestClient,
+) -> None:
+    workflow_id = create_workflow(client)["id"]
+    for expected in (MAX_VERSION, MAX_VERSION - 1):
+        response = client.put(
+            f"/v1/workflows/{workflow_id}",
+            json={"yaml": DOC, "expected_version": expected},
+            headers=auth(EDITOR),
+        )
+        assert response.status_code in (409, 422), response.text
+    over = client.put(
+        f"/v1/workflows/{workflow_id}",
+        json={"yaml": DOC, "expected_version": MAX_VERSION + 1},
+        headers=auth(EDITOR),
+    )
+    assert over.status_code == 422
+    for version in (MAX_VERSION, MAX_VERSION + 1, 2**63):
+        got = client.get(f"/v1/workflows/{workflow_id}/versions/{version}", headers=auth(EDITOR))
+        assert got.status_code in (404, 422), got.text
+        reverted = client.post(
+            f"/v1/workflows/{workflow_id}/revert", json={"version": version}, headers=auth(EDITOR)
+        )
+        assert reverted.status_code in (404, 422), reverted.text
+
+
+def test_nul_in_a_websocket_path_id_is_refused(client: TestClient) -> None:
+    for path in (f"/v1/sessions/x{NUL}y/ws", f"/v1/workflows/x{NUL}y/watch"):
+        with (
+            pytest.raises(WebSocketDisconnect) as closed,
+            client.websocket_connect(f"{path}?token={EDITOR}") as ws,
+        ):
+            ws.receive_json()
+        assert closed.value.code == 1008
