@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
@@ -21,26 +22,55 @@ from agents.state import TurnInput, TurnState
 
 
 class TurnRunner:
-    def __init__(self, graph: CompiledStateGraph[TurnState, TurnRuntime, TurnInput, TurnState]):
+    def __init__(
+        self,
+        graph: CompiledStateGraph[TurnState, TurnRuntime, TurnInput, TurnState],
+        *,
+        keep_finished: bool = True,
+    ) -> None:
         self.graph = graph
+        # The service passes False: a turn that ended (completed, failed or cancelled)
+        # has nothing left to resume, and its checkpoints are megabytes on a big
+        # workflow. Evals and tests keep them to read the final state.
+        self.keep_finished = keep_finished
 
     @staticmethod
     def config(turn_id: str) -> RunnableConfig:
         return {"configurable": {"thread_id": turn_id}}
 
     async def start(self, turn: TurnInput, runtime: TurnRuntime) -> AsyncIterator[Event]:
-        async for event in self._run(turn, turn["turn_id"], runtime):
+        async for event in self._forgetting(
+            self._run(turn, turn["turn_id"], runtime), turn["turn_id"]
+        ):
             yield event
 
     async def resume(
         self, turn_id: str, approved: bool, runtime: TurnRuntime
     ) -> AsyncIterator[Event]:
-        async for event in self._run(Command(resume={"approved": approved}), turn_id, runtime):
+        events = self._run(Command(resume={"approved": approved}), turn_id, runtime)
+        async for event in self._forgetting(events, turn_id):
             yield event
+
+    async def _forgetting(self, events: AsyncIterator[Event], turn_id: str) -> AsyncIterator[Event]:
+        paused = False
+        try:
+            async for event in events:
+                paused = isinstance(event, ConfirmEvent)
+                yield event
+        finally:
+            # Whatever ended the turn (done, error, cancel), only a pause is resumable.
+            if not paused and not self.keep_finished:
+                await self.forget(turn_id)
 
     async def state(self, turn_id: str) -> dict[str, Any]:
         snapshot = await self.graph.aget_state(self.config(turn_id))
         return dict(snapshot.values)
+
+    async def forget(self, turn_id: str) -> None:
+        """Delete every checkpoint of a turn (a no-op when it has none)."""
+        checkpointer = self.graph.checkpointer
+        if isinstance(checkpointer, BaseCheckpointSaver):
+            await checkpointer.adelete_thread(turn_id)
 
     async def pending_confirmation(self, turn_id: str) -> dict[str, Any] | None:
         """The confirmation a paused turn waits for (``request_id``, ``question``)."""
@@ -54,8 +84,11 @@ class TurnRunner:
         started = time.perf_counter()
         config = self.config(turn_id)
         paused: Event | None = None
+        # Checkpoints are written when the run stops (finished or paused), not after
+        # every step: only a pause is ever resumed, and per-step writes of the whole
+        # state cost megabytes per turn on a big workflow.
         stream = self.graph.astream(
-            payload, config, context=runtime, stream_mode=["custom", "updates"]
+            payload, config, context=runtime, stream_mode=["custom", "updates"], durability="exit"
         )
         async for mode, chunk in stream:
             data: Any = chunk  # (mode, chunk) pairs; langgraph types the chunk loosely

@@ -109,7 +109,7 @@ async def open_services(
             prompt_links=prompt_source.link if prompt_source else None,
         )
         saver = await stack.enter_async_context(open_checkpointer(settings))
-        runner = TurnRunner(build_graph(saver))
+        runner = TurnRunner(build_graph(saver), keep_finished=False)
         turns = TurnService(
             store=store,
             publisher=publisher,

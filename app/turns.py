@@ -216,6 +216,7 @@ class TurnService:
         paused = await self.store.paused_turn(session.id)
         if paused is not None:  # a new message abandons a question left unanswered
             await self.store.finish_turn(paused.id, status="cancelled", error_code="superseded")
+            await self.runner.forget(paused.id)
         turn_id = self.new_id()
         await self.store.start_turn(
             turn_id,
@@ -265,6 +266,7 @@ class TurnService:
             workflow = await self.store.get_workflow(session.workflow_id)
             if workflow is None or workflow.version != state.get("version"):
                 await self.store.finish_turn(turn.id, status="failed", error_code="stale")
+                await self.runner.forget(turn.id)
                 last = error_frame(
                     "stale_confirmation",
                     "The workflow changed while this was waiting; nothing was removed. Ask again.",
