@@ -71,6 +71,11 @@ def test_rest_names_follow_the_tools_name_rules(client: TestClient) -> None:
     yaml = DOC.replace("name: Referral intake", 'name: "Referral\\u202e intake"')
     imported = client.post("/v1/workflows", json={"yaml": yaml}, headers=auth(EDITOR)).json()
     assert imported["name"] == "Referral intake"
+    through_import = client.post(
+        "/v1/workflows/import", json={"format": "yaml", "content": yaml}, headers=auth(EDITOR)
+    )
+    assert through_import.status_code == 201, through_import.text
+    assert [w["name"] for w in through_import.json()["workflows"]] == ["Referral intake"]
     for unusable in ("\u202e\u0007", "   "):
         response = client.post("/v1/workflows", json={"name": unusable}, headers=auth(EDITOR))
         assert response.status_code == 422
