@@ -108,3 +108,16 @@ def test_guess_format() -> None:
     assert guess_format("name: x\nworkflows:\n  a: {}\n") == "lightning"
     assert guess_format("name: x\n", "project.yaml") == "lightning"
     assert guess_format("name: x\njobs: {}\n", "doc.yaml") == "yaml"
+
+
+def test_a_repeated_given_id_names_the_field() -> None:
+    steps = [
+        {"id": "a", "adaptor": "x", "openfn": {"uuid": "u-1"}, "next": {"b": True}},
+        {"id": "b", "adaptor": "x", "openfn": {"uuid": "u-1"}},
+    ]
+    with pytest.raises(DocumentError) as caught:
+        _load({"steps": steps})
+    assert caught.value.details["field"] == "steps[1].id"
+    steps[1]["openfn"] = {"uuid": "u-2"}
+    doc = _load({"steps": steps})
+    assert [j.id for j in doc.structure.jobs.values()] == ["u-1", "u-2"]

@@ -36,6 +36,7 @@ class DocumentBuilder:
         self._keys: dict[str, str] = {}  # the format's job/trigger key -> Planwright key
         self._triggers: set[str] = set()
         self._cursors: list[tuple[str, str, str]] = []  # trigger key, job ref, field
+        self._ids: dict[str, str] = {}  # id -> field of the entry that holds it
 
     def add_job(
         self,
@@ -51,7 +52,7 @@ class DocumentBuilder:
     ) -> str:
         key = self._claim(source_key, name, field)
         entry = CommentedMap()
-        entry["id"] = given_id or self._new_id()
+        entry["id"] = self._id(given_id, field)
         entry["name"] = name
         entry["adaptor"] = adaptor
         if credential:
@@ -83,7 +84,7 @@ class DocumentBuilder:
             )
         key = self._claim(source_key, type, field)
         entry = CommentedMap()
-        entry["id"] = given_id or self._new_id()
+        entry["id"] = self._id(given_id, field)
         entry["type"] = type
         entry["enabled"] = enabled
         entry.update({k: v for k, v in settings.items() if v is not None})
@@ -131,7 +132,7 @@ class DocumentBuilder:
         if key in self._sections["edges"]:
             bad(field, f"a second edge from {source!r} to {target!r}.")
         entry = CommentedMap()
-        entry["id"] = given_id or self._new_id()
+        entry["id"] = self._id(given_id, field)
         entry["source_trigger" if source in self._triggers else "source_job"] = source
         entry["target_job"] = target
         entry["condition_type"] = condition_type
@@ -160,6 +161,17 @@ class DocumentBuilder:
             if section:
                 self._root[name] = section
         return WorkflowDocument.from_yaml(dump_yaml(self._root), max_bytes=max_bytes)
+
+    def _id(self, given: str | None, field: str) -> str:
+        """``given`` (an id the file carries) if no other entry holds it, else a new one."""
+        if given is None:
+            value = self._new_id()
+        elif given in self._ids:
+            bad(f"{field}.id", f"{given!r} is also the id of {self._ids[given]}; ids are unique.")
+        else:
+            value = given
+        self._ids[value] = field
+        return value
 
     def _claim(self, source_key: str, name: str, field: str) -> str:
         if source_key in self._keys:
