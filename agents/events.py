@@ -84,12 +84,57 @@ class ConfirmEvent(_Event):
     question: str
 
 
+class ModelCallUsage(BaseModel):
+    """One model call of a turn: who made it, on which model, what it used and cost.
+
+    ``input_tokens`` are the uncached prompt tokens (the Messages API's meaning);
+    the whole prompt is ``input + cache_creation + cache_read``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    role: Literal["router", "planner", "job_code"]
+    """The agent that called: the router, the planner, or a code sub-agent."""
+    model: str
+    """The model id that answered (the API's, e.g. a dated snapshot), or the client's name."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    """Prompt tokens written to the cache (5-minute lifetime)."""
+    cache_read_input_tokens: int = 0
+    """Prompt tokens read from the cache."""
+    cost_usd: float | None = None
+    """From the price table; ``None`` when the model has no price."""
+    prompt_name: str | None = None
+    prompt_version: str | None = None
+    prompt_hash: str | None = None
+    error: str | None = None
+    """The error code when the call failed (its tokens are then unknown and counted 0)."""
+
+
 class TurnUsage(BaseModel):
-    """Token counts of every model call of the turn."""
+    """Token counts and cost of every model call of the turn (router and sub-agents too)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float | None = 0.0
+    """The calls' costs summed; ``None`` when any call's model has no price."""
+    calls: list[ModelCallUsage] = Field(default_factory=list)
+    """Each call, in the order they returned."""
+
+    @classmethod
+    def of(cls, calls: Sequence[ModelCallUsage]) -> TurnUsage:
+        costs = [c.cost_usd for c in calls]
+        return cls(
+            input_tokens=sum(c.input_tokens for c in calls),
+            output_tokens=sum(c.output_tokens for c in calls),
+            cache_creation_input_tokens=sum(c.cache_creation_input_tokens for c in calls),
+            cache_read_input_tokens=sum(c.cache_read_input_tokens for c in calls),
+            cost_usd=None if None in costs else round(sum(c or 0.0 for c in costs), 10),
+            calls=list(calls),
+        )
 
 
 class TurnCompletedEvent(_Event):

@@ -16,7 +16,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from agents.events import ConfirmEvent, Event, TurnCompletedEvent, TurnUsage
+from agents.events import ConfirmEvent, Event, TurnCompletedEvent
 from agents.runtime import TurnRuntime
 from agents.state import TurnInput, TurnState
 
@@ -101,13 +101,9 @@ class TurnRunner:
             yield paused
             return
         values = await self.state(turn_id)
-        usage = values.get("usage") or {}
         yield TurnCompletedEvent(
             version=values.get("version", 0),
             tool_rounds=values.get("tool_rounds", 0),
-            usage=TurnUsage(
-                input_tokens=usage.get("input_tokens", 0),
-                output_tokens=usage.get("output_tokens", 0),
-            ),
+            usage=runtime.usage.totals(),
             duration_ms=round((time.perf_counter() - started) * 1000),
         )

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any, Protocol
 
 from agents.models.base import ChatModel, ModelRole
+from agents.usage import DEFAULT_PRICES, ModelPrice, RecordingModel, UsageLedger
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
@@ -87,6 +88,8 @@ class AgentConfig:
     """The document size limit inside turns."""
     prompt_versions: Mapping[str, str] = field(default_factory=dict)
     """Prompt version per role; a role left out gets its newest local file."""
+    prices: Mapping[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
+    """USD per million tokens by model id, for the cost of each call."""
 
 
 @dataclass
@@ -103,16 +106,23 @@ class TurnRuntime:
     """Persists (and publishes) each mutation before the graph emits it."""
     prompt_loader: Callable[[str, str | None], PromptTemplate] = load_prompt
     """Local prompt files by default; Langfuse prompt management plugs in here."""
+    usage: UsageLedger = field(default_factory=UsageLedger)
+    """Every model call of the turn and the prompts it used (a resumed turn's starts
+    with the calls stored before the pause)."""
     _doc: WorkflowDocument | None = field(default=None, repr=False)
     """The parsed document, kept between nodes while it matches ``_doc_version``."""
     _doc_version: int | None = field(default=None, repr=False)
     """The committed version ``_doc`` is at."""
 
     def model(self, role: ModelRole) -> ChatModel:
-        return self.models[role]
+        """The role's model; each call through it is recorded in ``usage``."""
+        return RecordingModel(self.models[role], self.usage, self.config.prices)
 
     def prompt(self, role: str) -> PromptTemplate:
-        return self.prompt_loader(role, self.config.prompt_versions.get(role))
+        """The role's prompt template, noted in ``usage`` as used by this turn."""
+        template = self.prompt_loader(role, self.config.prompt_versions.get(role))
+        self.usage.use_prompt(role, template.name, template.version, template.hash)
+        return template
 
     @cached_property
     def adaptor_list(self) -> str:

@@ -37,6 +37,7 @@ from agents.events import (
 )
 from agents.models.base import ChatModel, ModelRequest, ModelResponse, TextSink
 from agents.runtime import TurnRuntime
+from agents.usage import DEFAULT_PRICES, ModelPrice, cost_breakdown
 
 MASK = "***"
 # Whole key names only: "input_tokens" and "max_tokens" are counts, not secrets.
@@ -116,8 +117,11 @@ class LangfuseConfig(BaseModel):
 class TracedModel:
     """A :class:`ChatModel` that records each call as a generation in the turn's trace."""
 
-    def __init__(self, inner: ChatModel, trace: TurnTrace) -> None:
+    def __init__(
+        self, inner: ChatModel, trace: TurnTrace, prices: Mapping[str, ModelPrice] | None = None
+    ) -> None:
         self.inner, self.trace = inner, trace
+        self.prices: Mapping[str, ModelPrice] = DEFAULT_PRICES if prices is None else prices
         self.name = inner.name
 
     async def create(
@@ -132,19 +136,32 @@ class TracedModel:
             raise
         if request.role == "planner":
             self.trace.expect_tools(response.tool_uses)
+        model = response.model or self.inner.name
         generation.update(
             output=response.content,
-            model=response.model or getattr(self.inner, "name", None),
-            usage_details={
-                "input": response.usage.input_tokens,
-                "output": response.usage.output_tokens,
-                "cache_read_input_tokens": response.usage.cache_read_input_tokens,
-                "cache_creation_input_tokens": response.usage.cache_creation_input_tokens,
-            },
+            model=model,
+            usage_details=_langfuse(response.usage.as_dict()),
+            # Our price table's numbers, so Langfuse shows what the store records; an
+            # unpriced model sends none and Langfuse may infer its own.
+            cost_details=_langfuse(cost_breakdown(model, response.usage, self.prices)),
             metadata={"stop_reason": response.stop_reason},
         )
         generation.end()
         return response
+
+
+# Langfuse's usage keys for Anthropic, from our Usage field names.
+_LANGFUSE_KEYS = {
+    "input_tokens": "input",
+    "output_tokens": "output",
+    "cache_read_input_tokens": "cache_read_input_tokens",
+    "cache_creation_input_tokens": "cache_creation_input_tokens",
+    "total": "total",
+}
+
+
+def _langfuse(values: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    return None if values is None else {_LANGFUSE_KEYS[k]: v for k, v in values.items()}
 
 
 class _NoopTrace:
@@ -212,7 +229,8 @@ class TurnTrace(_NoopTrace):
         return child
 
     def runtime(self, runtime: TurnRuntime) -> TurnRuntime:
-        models = {role: TracedModel(model, self) for role, model in runtime.models.items()}
+        prices = runtime.config.prices
+        models = {role: TracedModel(model, self, prices) for role, model in runtime.models.items()}
         return dataclasses.replace(runtime, models=models)
 
     def start_generation(self, request: ModelRequest, model: ChatModel) -> Any:
@@ -268,7 +286,7 @@ class TurnTrace(_NoopTrace):
             self.root.update(
                 metadata={
                     "tool_rounds": event.tool_rounds,
-                    "usage": event.usage.model_dump(),
+                    "usage": event.usage.model_dump(exclude={"calls"}),
                     "duration_ms": event.duration_ms,
                     "version": event.version,
                 }

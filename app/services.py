@@ -118,7 +118,9 @@ async def open_services(
             models=models or build_models(settings),
             tools=tools,
             config=AgentConfig(
-                max_tool_calls=settings.max_tool_calls, max_yaml_bytes=settings.max_yaml_bytes
+                max_tool_calls=settings.max_tool_calls,
+                max_yaml_bytes=settings.max_yaml_bytes,
+                prices=settings.model_prices,
             ),
             lock_ttl_s=settings.turn_lock_ttl_s,
             tracer=tracer,

@@ -18,10 +18,12 @@ from pydantic import (
     Field,
     SecretStr,
     TypeAdapter,
+    field_validator,
     model_validator,
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agents.usage import DEFAULT_PRICES, ModelPrice
 from tools.document.yaml_io import DEFAULT_MAX_BYTES
 
 TokenRole = Literal["editor", "reviewer", "admin"]
@@ -52,6 +54,12 @@ class Settings(BaseSettings):
     router_model: str = "claude-haiku-4-5"
     planner_model: str = "claude-opus-4-5"
     job_code_model: str = "claude-sonnet-4-6"
+    model_prices: dict[str, ModelPrice] = Field(
+        default_factory=lambda: dict(DEFAULT_PRICES),
+        description="USD per million tokens by model id, as JSON: "
+        '{"<model id>": {"input": 3, "output": 15, "cache_write": 3.75, "cache_read": 0.3}}; '
+        "merged over the defaults (Anthropic's list prices; offline and scripted cost 0).",
+    )
     model_timeout_s: float = 120.0
     model_max_retries: int = 3
     max_tool_calls: int = 20
@@ -87,6 +95,12 @@ class Settings(BaseSettings):
     adaptor_docs_dir: Path | None = Field(
         None, description="Folder of locally installed adaptor packages (planwright adaptor-docs)."
     )
+
+    @field_validator("model_prices", mode="after")
+    @classmethod
+    def _over_the_default_prices(cls, prices: dict[str, ModelPrice]) -> dict[str, ModelPrice]:
+        # A price given for one model adds to the table rather than replacing it.
+        return {**DEFAULT_PRICES, **prices}
 
     @model_validator(mode="after")
     def _refuse_unsafe_settings(self) -> Settings:

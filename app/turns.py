@@ -30,11 +30,13 @@ from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, TurnRuntime
 from agents.state import TurnInput
 from agents.tracing import Tracer
+from agents.usage import UsageLedger
 from app.auth import Principal
 from app.bus.base import LockHandle, TurnLock
 from app.errors import ConflictError, NotFoundError
 from app.publishing import Publisher
 from app.store import SessionRecord, Store
+from app.store.models import TurnStatus
 from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame, event_frame
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
@@ -184,7 +186,7 @@ class TurnService:
                 self._runtime(session, request.principal, turn["yaml"], turn["version"])
             )
             events = trace.wrap(self.runner.start(turn, runtime))
-            last = await self._stream(events, turn["turn_id"], session, send)
+            last = await self._stream(events, turn["turn_id"], session, send, runtime.usage)
             self._keep_warm(session.workflow_id, runtime)
         except asyncio.CancelledError:
             last = error_frame("cancelled", "The turn was cancelled." + _AT_LAST_VERSION)
@@ -280,8 +282,11 @@ class TurnService:
             runtime = trace.runtime(
                 self._runtime(session, principal, workflow.yaml, workflow.version)
             )
+            # The turn's totals (turn.completed, the row) include the calls before the pause.
+            earlier = await self.store.list_model_calls(turn.id)
+            runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
             events = trace.wrap(self.runner.resume(turn.id, approved, runtime))
-            last = await self._stream(events, turn.id, session, send)
+            last = await self._stream(events, turn.id, session, send, runtime.usage)
             self._keep_warm(session.workflow_id, runtime)
         except asyncio.CancelledError:
             last = error_frame("cancelled", "The turn was cancelled." + _AT_LAST_VERSION, turn.id)
@@ -297,17 +302,27 @@ class TurnService:
                 await send(last)
 
     async def _stream(
-        self, events: Any, turn_id: str, session: SessionRecord, send: Send
+        self, events: Any, turn_id: str, session: SessionRecord, send: Send, usage: UsageLedger
     ) -> ServerFrame | None:
         """Relay a turn's events, recording what they mean in the store.
 
         The turn's last frame (``turn.completed``, ``confirm.required`` or an
         ``error``) is returned instead of sent: the caller sends it once the
-        workflow's lock is released.
+        workflow's lock is released. However the run ends (paused, completed,
+        failed, cancelled) the model calls it made, the prompts it used and its
+        route are stored with the turn.
         """
         final_text = ""
         route: str | None = None
         last: ServerFrame | None = None
+
+        async def finish(status: TurnStatus, **outcome: Any) -> None:
+            calls = usage.unsaved()
+            await self.store.finish_turn(
+                turn_id, status=status, route=route, calls=calls, prompts=usage.prompts, **outcome
+            )
+            usage.mark_saved(len(calls))  # only once stored: a failed write is retried below
+
         try:
             async for event in events:
                 frame = event_frame(event, turn_id=turn_id, workflow_id=session.workflow_id)
@@ -316,32 +331,26 @@ class TurnService:
                 elif isinstance(event, MessageEvent):
                     final_text = event.text
                 elif isinstance(event, ConfirmEvent):
-                    await self.store.update_turn_status(turn_id, "paused")
+                    await finish("paused")
                     last = frame
                     continue
                 elif isinstance(event, TurnCompletedEvent):
                     await self.store.add_message(session.id, "assistant", final_text, turn_id)
-                    await self.store.finish_turn(
-                        turn_id,
-                        status="completed",
-                        route=route,
-                        tool_rounds=event.tool_rounds,
-                        input_tokens=event.usage.input_tokens,
-                        output_tokens=event.usage.output_tokens,
-                        duration_ms=event.duration_ms,
+                    await finish(
+                        "completed", tool_rounds=event.tool_rounds, duration_ms=event.duration_ms
                     )
                     last = frame
                     continue
                 await send(frame)
         except asyncio.CancelledError:
-            await self.store.finish_turn(turn_id, status="cancelled", error_code="cancelled")
+            await finish("cancelled", error_code="cancelled")
             raise
         except PlanwrightError as exc:
-            await self.store.finish_turn(turn_id, status="failed", error_code=exc.code)
+            await finish("failed", error_code=exc.code)
             return error_frame(exc.code, _sentence(exc.message) + _AT_LAST_VERSION, turn_id)
         except Exception:
             log.exception("turn %s failed", turn_id)
-            await self.store.finish_turn(turn_id, status="failed", error_code="internal_error")
+            await finish("failed", error_code="internal_error")
             return error_frame(
                 "internal_error", "The turn failed unexpectedly." + _AT_LAST_VERSION, turn_id
             )

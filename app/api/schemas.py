@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.events import TurnUsage
+from agents.usage import PromptUse
 from app.text import ClientText
 
 
@@ -95,7 +97,25 @@ class PendingConfirmation(BaseModel):
     question: str
 
 
+class Turn(BaseModel):
+    """A turn of the session: how it ended, where it was routed, what it used and cost."""
+
+    id: str
+    status: str
+    route: str | None
+    error_code: str | None
+    tool_rounds: int
+    duration_ms: int | None
+    usage: TurnUsage
+    """Totals over every model call of the turn (router, planner, code sub-agents), and
+    each call; the same object ``turn.completed`` carries."""
+    prompts: dict[str, PromptUse]
+    """Each prompt template the turn used, by role."""
+    created_at: datetime
+
+
 class SessionDetail(Session):
     messages: list[Message]
     workflow: Workflow
     pending_confirmation: PendingConfirmation | None = None
+    turns: list[Turn] = Field(default_factory=list)

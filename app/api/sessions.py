@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
+from agents.events import ModelCallUsage, TurnUsage
 from app.api import schemas
 from app.auth import Principal
 from app.deps import PrincipalDep, ServicesDep
@@ -49,6 +50,33 @@ async def _pending(services: Services, session_id: str) -> schemas.PendingConfir
     return schemas.PendingConfirmation(turn_id=turn.id, **pending)
 
 
+async def _turns(services: Services, session_id: str) -> list[schemas.Turn]:
+    calls: dict[str, list[ModelCallUsage]] = {}
+    for call in await services.store.list_session_model_calls(session_id):
+        calls.setdefault(call.turn_id, []).append(call.usage())
+    return [
+        schemas.Turn(
+            id=t.id,
+            status=t.status,
+            route=t.route,
+            error_code=t.error_code,
+            tool_rounds=t.tool_rounds,
+            duration_ms=t.duration_ms,
+            usage=TurnUsage(
+                input_tokens=t.input_tokens,
+                output_tokens=t.output_tokens,
+                cache_creation_input_tokens=t.cache_creation_input_tokens,
+                cache_read_input_tokens=t.cache_read_input_tokens,
+                cost_usd=t.cost_usd,
+                calls=calls.get(t.id, []),
+            ),
+            prompts=t.prompts,
+            created_at=t.created_at,
+        )
+        for t in await services.store.list_turns(session_id)
+    ]
+
+
 @router.get("/{session_id}")
 async def get_session(
     session_id: PathId, services: ServicesDep, principal: PrincipalDep
@@ -59,6 +87,7 @@ async def get_session(
         raise NotFoundError("The session's workflow no longer exists.")
     messages = await services.store.list_messages(session.id)
     return schemas.SessionDetail(
+        turns=await _turns(services, session.id),
         pending_confirmation=await _pending(services, session.id),
         id=session.id,
         workflow_id=session.workflow_id,

@@ -13,6 +13,7 @@ from app.errors import ConflictError, NotFoundError, VersionConflictError
 from app.store.database import create_engine, migrate, normalise_url
 from app.store.records import (
     MessageRecord,
+    ModelCallRecord,
     SessionRecord,
     TurnRecord,
     VersionRecord,
@@ -23,6 +24,7 @@ from app.store.repository import Store
 __all__ = [
     "ConflictError",
     "MessageRecord",
+    "ModelCallRecord",
     "NotFoundError",
     "SessionRecord",
     "Store",

@@ -11,7 +11,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from sqlalchemy import CheckConstraint, DateTime, Dialect, MetaData, Table, Text, UniqueConstraint
+from sqlalchemy import (
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    Float,
+    MetaData,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
@@ -31,6 +40,7 @@ MessageRole = Literal["user", "assistant"]
 TurnStatus = Literal["running", "paused", "completed", "failed", "cancelled"]
 ROLES: tuple[MessageRole, ...] = ("user", "assistant")
 TURN_STATUSES: tuple[TurnStatus, ...] = ("running", "paused", "completed", "failed", "cancelled")
+MODEL_ROLES: tuple[str, ...] = ("router", "planner", "job_code")
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -125,6 +135,40 @@ class Turn(SQLModel, table=True):
     error_code: str | None = None
     created_at: datetime = Field(sa_type=UTCDateTime)
     updated_at: datetime = Field(sa_type=UTCDateTime)
+    # Totals over the turn's model_calls rows (kept with the turn so listing turns
+    # needs no aggregate query); the token counts above are their input/output sums.
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float | None = Field(default=0.0, sa_type=Float)
+    """NULL when a call's model had no price."""
+    prompts: str = Field(default="{}", sa_type=Text)
+    """JSON: each prompt template the turn used, by role: ``{name, version, hash}``."""
+
+
+class ModelCall(SQLModel, table=True):
+    """One model call of a turn (DESIGN §5b), in the order the calls returned."""
+
+    __tablename__ = "model_calls"
+    __table_args__ = (
+        UniqueConstraint("turn_id", "seq"),
+        CheckConstraint(_in("role", MODEL_ROLES), name="role"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    turn_id: str = Field(foreign_key="turns.id", ondelete="CASCADE", index=True)
+    seq: int
+    role: str
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float | None = Field(default=None, sa_type=Float)
+    prompt_name: str | None = None
+    prompt_version: str | None = None
+    prompt_hash: str | None = None
+    error: str | None = None
+    created_at: datetime = Field(sa_type=UTCDateTime)
 
 
 def table(model: type[SQLModel]) -> Table:
@@ -139,3 +183,4 @@ workflow_versions = table(WorkflowVersion)
 chat_sessions = table(ChatSession)
 messages = table(Message)
 turns = table(Turn)
+model_calls = table(ModelCall)

@@ -15,10 +15,13 @@ from typing import Self
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import RowMapping
 
+from agents.events import ModelCallUsage
+from agents.usage import PromptUse
 from app.store.models import MessageRole, TurnStatus
 
 __all__ = [
     "MessageRecord",
+    "ModelCallRecord",
     "SessionRecord",
     "TurnRecord",
     "VersionRecord",
@@ -77,6 +80,8 @@ class MessageRecord(_Record):
 
 
 class TurnRecord(_Record):
+    """A turn; its token counts and cost are the sums over its :class:`ModelCallRecord` rows."""
+
     id: str
     session_id: str
     workflow_id: str
@@ -85,8 +90,12 @@ class TurnRecord(_Record):
     tool_rounds: int
     input_tokens: int
     output_tokens: int
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float | None = 0.0
     duration_ms: int | None
     prompt_versions: dict[str, str]
+    prompts: dict[str, PromptUse] = {}
     error_code: str | None
     created_at: datetime
     updated_at: datetime
@@ -95,4 +104,26 @@ class TurnRecord(_Record):
     def from_row(cls, row: RowMapping) -> Self:
         data = dict(row)
         data["prompt_versions"] = json.loads(data["prompt_versions"])
+        data["prompts"] = json.loads(data.get("prompts") or "{}")
         return cls.model_validate(data)
+
+
+class ModelCallRecord(ModelCallUsage):
+    """One stored model call: its usage plus where it sits in its turn."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    turn_id: str
+    seq: int
+    created_at: datetime
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> Self:
+        return cls.model_validate(dict(row))
+
+    def usage(self) -> ModelCallUsage:
+        """The call as the agents record it (what a resumed turn's ledger starts from)."""
+        return ModelCallUsage.model_validate(self.model_dump(include=_CALL_FIELDS))
+
+
+_CALL_FIELDS = set(ModelCallUsage.model_fields)

@@ -10,17 +10,19 @@ write engine, clock and read helper, declared below for the type checker.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Executable, RowMapping, insert, select, update
+from sqlalchemy import Executable, RowMapping, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from agents.events import ModelCallUsage, TurnUsage
+from agents.usage import PromptUse
 from app.errors import ConflictError, NotFoundError
-from app.store.models import TURN_STATUSES, TurnStatus, turns
-from app.store.records import TurnRecord
+from app.store.models import TURN_STATUSES, TurnStatus, model_calls, turns
+from app.store.records import ModelCallRecord, TurnRecord
 
 __all__ = ["TurnQueries"]
 
@@ -31,6 +33,7 @@ class TurnQueries:
     _writer: AsyncEngine
     _clock: Callable[[], datetime]
     _first: Callable[[Executable], Awaitable[RowMapping | None]]
+    _all: Callable[[Executable], Awaitable[Sequence[RowMapping]]]
 
     async def start_turn(
         self,
@@ -60,6 +63,7 @@ class TurnQueries:
         )
         row = record.model_dump()
         row["prompt_versions"] = json.dumps(record.prompt_versions, sort_keys=True)
+        row["prompts"] = "{}"
         try:
             async with self._writer.begin() as conn:
                 await conn.execute(insert(turns).values(row))
@@ -80,25 +84,79 @@ class TurnQueries:
         status: TurnStatus,
         route: str | None = None,
         tool_rounds: int = 0,
-        input_tokens: int = 0,
-        output_tokens: int = 0,
         duration_ms: int | None = None,
         error_code: str | None = None,
+        calls: Sequence[ModelCallUsage] = (),
+        prompts: Mapping[str, PromptUse] | None = None,
     ) -> TurnRecord:
-        """Set a turn's outcome (also ``paused``, or ``running`` again on resume).
-        ``route=None`` keeps the route already recorded."""
+        """Set a turn's outcome (also ``paused``), adding the model ``calls`` of the run
+        segment that just ended, in one transaction.
+
+        The turn's token counts and cost are then recomputed from all of its stored
+        calls (so a resumed turn's totals include what it spent before the pause).
+        ``prompts`` are merged into the ones already recorded, and the role to version
+        map ``prompt_versions`` follows them. ``route=None`` keeps the route already
+        recorded."""
         _check_status(status)
         values: dict[str, Any] = {
             "status": status,
             "tool_rounds": tool_rounds,
-            "input_tokens": input_tokens,
-            "output_tokens": output_tokens,
             "duration_ms": duration_ms,
             "error_code": error_code,
+            "updated_at": self._clock(),
         }
         if route is not None:
             values["route"] = route
-        return await self._update_turn(turn_id, values)
+        async with self._writer.begin() as conn:
+            row = (
+                (await conn.execute(select(turns.c.prompts).where(turns.c.id == turn_id)))
+                .mappings()
+                .first()
+            )
+            if row is None:
+                raise NotFoundError(f"no turn {turn_id!r}", turn_id=turn_id)
+            if calls:
+                await _insert_calls(conn, turn_id, calls, self._clock())
+            stored = await conn.execute(select(model_calls).where(model_calls.c.turn_id == turn_id))
+            totals = TurnUsage.of([ModelCallRecord.from_row(r) for r in stored.mappings()])
+            values.update(totals.model_dump(exclude={"calls"}))
+            if prompts:
+                merged = {**json.loads(row["prompts"] or "{}")}
+                merged.update({role: p.model_dump() for role, p in prompts.items()})
+                values["prompts"] = json.dumps(merged, sort_keys=True)
+                values["prompt_versions"] = json.dumps(
+                    {role: p["version"] for role, p in merged.items()}, sort_keys=True
+                )
+            statement = update(turns).where(turns.c.id == turn_id).values(values)
+            updated = (await conn.execute(statement.returning(turns))).mappings().first()
+        assert updated is not None
+        return TurnRecord.from_row(updated)
+
+    async def list_model_calls(self, turn_id: str) -> list[ModelCallRecord]:
+        """The turn's model calls, in the order they returned."""
+        query = (
+            select(model_calls).where(model_calls.c.turn_id == turn_id).order_by(model_calls.c.seq)
+        )
+        return [ModelCallRecord.from_row(r) for r in await self._all(query)]
+
+    async def list_session_model_calls(self, session_id: str) -> list[ModelCallRecord]:
+        """Every model call of the session's turns, by turn and in order."""
+        query = (
+            select(model_calls)
+            .join(turns, turns.c.id == model_calls.c.turn_id)
+            .where(turns.c.session_id == session_id)
+            .order_by(model_calls.c.turn_id, model_calls.c.seq)
+        )
+        return [ModelCallRecord.from_row(r) for r in await self._all(query)]
+
+    async def list_turns(self, session_id: str) -> list[TurnRecord]:
+        """The session's turns, oldest first."""
+        query = (
+            select(turns)
+            .where(turns.c.session_id == session_id)
+            .order_by(turns.c.created_at, turns.c.id)
+        )
+        return [TurnRecord.from_row(r) for r in await self._all(query)]
 
     async def update_turn_status(self, turn_id: str, status: TurnStatus) -> TurnRecord:
         """Change only the status (``paused`` at a confirmation, ``running`` on resume)."""
@@ -143,6 +201,21 @@ class TurnQueries:
         if row is None:
             raise NotFoundError(f"no turn {turn_id!r}", turn_id=turn_id)
         return TurnRecord.from_row(row)
+
+
+async def _insert_calls(
+    conn: AsyncConnection, turn_id: str, calls: Sequence[ModelCallUsage], now: datetime
+) -> None:
+    """Append ``calls`` after the turn's stored ones (one turn runs at a time: the lock)."""
+    last = await conn.scalar(
+        select(func.max(model_calls.c.seq)).where(model_calls.c.turn_id == turn_id)
+    )
+    start = 0 if last is None else int(last) + 1
+    rows = [
+        {**call.model_dump(), "turn_id": turn_id, "seq": start + i, "created_at": now}
+        for i, call in enumerate(calls)
+    ]
+    await conn.execute(insert(model_calls), rows)
 
 
 def _check_status(status: str) -> None:

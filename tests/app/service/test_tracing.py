@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable
 
+import pytest
 from fastapi.testclient import TestClient
 
 from agents.models import ScriptedModel
+from agents.models.base import Usage
 from tests.app.service.conftest import EDITOR, create_session, create_workflow
 from tests.app.service.test_ws_chat import connect, turn, until
 from tests.evals.langfuse_stub import LangfuseStub
@@ -41,3 +44,47 @@ def test_a_turn_is_traced_with_its_session_and_tools(
     assert roots[0]["attributes"]["session.id"] == session["id"]
     assert {"planner model call", "update_workflow"} <= names
     assert b"NOTINTRACES" not in sent
+
+
+def test_each_generation_carries_model_usage_with_cache_tokens_and_cost(
+    app_client: Callable[..., TestClient], model: ScriptedModel
+) -> None:
+    usage = Usage(
+        input_tokens=1000,
+        output_tokens=200,
+        cache_creation_input_tokens=3000,
+        cache_read_input_tokens=4000,
+    )
+    model.push(S.text("It fetches and checks.", usage=usage, model="claude-opus-4-5-20251101"))
+    with LangfuseStub() as stub:
+        client = app_client(
+            langfuse_public_key=f"pk-lf-test-{uuid.uuid4().hex[:12]}",
+            langfuse_secret_key="sk-lf-test-secret",
+            langfuse_host=stub.base_url,
+        )
+        workflow = create_workflow(client)
+        session = create_session(client, workflow["id"])
+        with connect(client, session["id"], token=EDITOR) as ws:
+            ws.send_json(turn("what does it do?"))
+            completed = until(ws, "turn.completed")[-1]
+        client.app.state.services.turns.tracer.flush()  # type: ignore[attr-defined]
+        (generation,) = stub.spans_named("planner model call")
+    attributes = generation["attributes"]
+    assert attributes["langfuse.observation.model.name"] == "claude-opus-4-5-20251101"
+    assert json.loads(attributes["langfuse.observation.usage_details"]) == {
+        "input": 1000,
+        "output": 200,
+        "cache_creation_input_tokens": 3000,
+        "cache_read_input_tokens": 4000,
+    }
+    cost = json.loads(attributes["langfuse.observation.cost_details"])
+    assert cost == pytest.approx(
+        {
+            "input": 0.005,
+            "output": 0.005,
+            "cache_creation_input_tokens": 0.01875,
+            "cache_read_input_tokens": 0.002,
+            "total": 0.03075,
+        }
+    )
+    assert completed["usage"]["cost_usd"] == pytest.approx(cost["total"])

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, inspect, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agents.events import ModelCallUsage
 from app.errors import ConflictError, NotFoundError, VersionConflictError
 from app.store import Store, create_engine, migrate, normalise_url
 from app.store.database import (
@@ -29,7 +30,7 @@ from app.store.models import metadata, workflows
 from tests.app.store.conftest import Clock
 from tools.errors import PlanwrightError
 
-TABLES = {"workflows", "workflow_versions", "chat_sessions", "messages", "turns"}
+TABLES = {"workflows", "workflow_versions", "chat_sessions", "messages", "turns", "model_calls"}
 DOC = "name: demo\njobs: {}\n"
 
 
@@ -380,14 +381,16 @@ async def test_turn_lifecycle(store: Store) -> None:
     await store.update_turn_status("turn-1", "running")
     assert await store.paused_turn(session.id) is None
 
+    call = ModelCallUsage(
+        role="planner", model="scripted", input_tokens=1200, output_tokens=340, cost_usd=0.0
+    )
     finished = await store.finish_turn(
         "turn-1",
         status="completed",
         route="planner",
         tool_rounds=3,
-        input_tokens=1200,
-        output_tokens=340,
         duration_ms=2500,
+        calls=[call],
     )
     assert await store.get_turn("turn-1") == finished
     assert finished.model_dump(exclude={"created_at", "updated_at"}) == {
@@ -399,8 +402,12 @@ async def test_turn_lifecycle(store: Store) -> None:
         "tool_rounds": 3,
         "input_tokens": 1200,
         "output_tokens": 340,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "cost_usd": 0.0,
         "duration_ms": 2500,
         "prompt_versions": prompts,
+        "prompts": {},
         "error_code": None,
     }
     assert finished.created_at == started.created_at

@@ -1,0 +1,257 @@
+"""Usage and cost of a turn's model calls (DESIGN §5b).
+
+Every model call of a turn (router, planner, code sub-agents) goes through
+:class:`RecordingModel`, which :meth:`agents.runtime.TurnRuntime.model` hands
+out, and lands in the turn's :class:`UsageLedger` the moment it returns (or
+fails). The ledger lives on the run-scoped runtime, not in the checkpointed
+state, so what a failed or cancelled run spent is still there when the graph
+raises; the service persists its calls at the end of every run segment and
+seeds a resumed turn's ledger with the calls stored before the pause.
+
+Cost comes from a per-model :class:`ModelPrice` table (USD per million tokens;
+the service's settings hold it). Anthropic's ``input_tokens`` excludes cached
+tokens: a call's whole prompt is ``input + cache_creation + cache_read``, each
+billed at its own rate. A model the table does not know is priced ``None``
+(unknown), never silently 0; the offline and scripted models cost 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, NonNegativeFloat, PositiveInt
+
+from agents.events import ModelCallUsage, TurnUsage
+from agents.models.base import ChatModel, ModelRequest, ModelResponse, TextSink, Usage
+from tools.errors import PlanwrightError
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "ModelPrice",
+    "PromptUse",
+    "RecordingModel",
+    "UsageLedger",
+    "call_cost",
+    "cost_breakdown",
+    "price_for",
+]
+
+logger = logging.getLogger(__name__)
+
+_SNAPSHOT_SUFFIX = re.compile(r"-\d{8}$")
+_MTOK = 1_000_000
+_UNPRICED: set[str] = set()
+
+
+class Rates(BaseModel):
+    """USD per million tokens of each kind."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: NonNegativeFloat
+    """Uncached input tokens."""
+    output: NonNegativeFloat
+    """Output tokens (thinking included)."""
+    cache_write: NonNegativeFloat
+    """Cache writes with the default 5-minute lifetime (the only one Planwright uses)."""
+    cache_read: NonNegativeFloat
+    """Cache hits and refreshes."""
+
+
+class ModelPrice(Rates):
+    """One model's list price; ``long_prompt`` for models that bill long prompts higher.
+
+    A request whose prompt (input + cache writes + cache reads) is over
+    ``long_prompt_threshold`` tokens pays ``long_prompt`` rates on every token,
+    output included (Haiku 5.5's published tier).
+    """
+
+    long_prompt_threshold: PositiveInt | None = None
+    long_prompt: Rates | None = None
+
+
+def _price(
+    input: float, output: float, cache_write: float, cache_read: float, **extra: Any
+) -> ModelPrice:
+    return ModelPrice(
+        input=input, output=output, cache_write=cache_write, cache_read=cache_read, **extra
+    )
+
+
+_FREE = _price(0, 0, 0, 0)
+_OPUS_45 = _price(5, 25, 6.25, 0.50)  # Opus 4.5 to 5
+_SONNET_4 = _price(3, 15, 3.75, 0.30)
+_FABLE_5 = _price(10, 50, 12.50, 1.00)
+_FABLE_51 = _price(10, 50, 12.50, 0.25)
+
+# Anthropic's published list prices (platform.claude.com/docs/en/about-claude/pricing,
+# per model overview pages, checked 2026-12), keyed by model id and alias; dated
+# snapshot ids (``claude-haiku-4-5-20251001``) fall back to their alias. Override or
+# extend with PLANWRIGHT_MODEL_PRICES.
+DEFAULT_PRICES: Mapping[str, ModelPrice] = {
+    "offline": _FREE,
+    "scripted": _FREE,
+    "claude-fable-5-1": _FABLE_51,
+    "claude-mythos-5-1": _FABLE_51,
+    "claude-fable-5": _FABLE_5,
+    "claude-mythos-5": _FABLE_5,
+    "claude-opus-5-5": _price(4, 20, 5, 0.20),
+    "claude-opus-5": _OPUS_45,
+    "claude-opus-4-8": _OPUS_45,
+    "claude-opus-4-7": _OPUS_45,
+    "claude-opus-4-6": _OPUS_45,
+    "claude-opus-4-5": _OPUS_45,
+    "claude-opus-4-1": _price(15, 75, 18.75, 1.50),
+    "claude-sonnet-5-5": _price(2, 10, 2.50, 0.10),
+    "claude-sonnet-5": _price(2, 10, 2.50, 0.20),
+    "claude-sonnet-4-6": _SONNET_4,
+    "claude-sonnet-4-5": _SONNET_4,
+    "claude-haiku-5-5": _price(
+        0.10,
+        0.50,
+        0.125,
+        0.01,
+        long_prompt_threshold=100_000,
+        long_prompt=Rates(input=0.50, output=2.50, cache_write=0.625, cache_read=0.05),
+    ),
+    "claude-haiku-4-5": _price(1, 5, 1.25, 0.10),
+}
+
+
+def price_for(model: str, prices: Mapping[str, ModelPrice]) -> ModelPrice | None:
+    """The price of ``model``: by exact id, else by its alias (date suffix dropped)."""
+    price = prices.get(model)
+    if price is None:
+        price = prices.get(_SNAPSHOT_SUFFIX.sub("", model))
+    return price
+
+
+def cost_breakdown(
+    model: str, usage: Usage, prices: Mapping[str, ModelPrice]
+) -> dict[str, float] | None:
+    """One call's cost in USD per usage field (the ``Usage`` field names) plus ``total``,
+    or ``None`` when ``model`` has no price."""
+    price = price_for(model, prices)
+    if price is None:
+        return None
+    rates: Rates = price
+    prompt = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
+    if price.long_prompt is not None and prompt > (price.long_prompt_threshold or prompt):
+        rates = price.long_prompt
+    parts = {
+        "input_tokens": usage.input_tokens * rates.input,
+        "output_tokens": usage.output_tokens * rates.output,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens * rates.cache_write,
+        "cache_read_input_tokens": usage.cache_read_input_tokens * rates.cache_read,
+    }
+    costs = {key: round(micro / _MTOK, 10) for key, micro in parts.items()}
+    return {**costs, "total": round(sum(parts.values()) / _MTOK, 10)}
+
+
+def call_cost(model: str, usage: Usage, prices: Mapping[str, ModelPrice]) -> float | None:
+    """What one call cost in USD, or ``None`` when ``model`` has no price."""
+    costs = cost_breakdown(model, usage, prices)
+    return None if costs is None else costs["total"]
+
+
+class PromptUse(BaseModel):
+    """A prompt template a turn used: its name, version and content hash."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    version: str
+    hash: str
+
+
+@dataclass
+class UsageLedger:
+    """The model calls of one turn, in the order they returned.
+
+    ``calls[:saved]`` are already persisted (a resumed turn starts with the
+    calls stored before its pause); :meth:`unsaved` hands out the rest.
+    ``prompts`` maps each prompt template the turn loaded (by role, e.g.
+    ``planner``, ``planner_user``) to its name, version and hash.
+    """
+
+    calls: list[ModelCallUsage] = field(default_factory=list)
+    prompts: dict[str, PromptUse] = field(default_factory=dict)
+    saved: int = 0
+
+    @classmethod
+    def resumed(cls, calls: Iterable[ModelCallUsage]) -> UsageLedger:
+        """A ledger continuing a turn whose earlier calls are stored already."""
+        earlier = list(calls)
+        return cls(calls=earlier, saved=len(earlier))
+
+    def add(self, call: ModelCallUsage) -> None:
+        self.calls.append(call)
+
+    def use_prompt(self, role: str, name: str, version: str, hash: str) -> None:
+        self.prompts[role] = PromptUse(name=name, version=version, hash=hash)
+
+    def unsaved(self) -> list[ModelCallUsage]:
+        """Calls not yet persisted (:meth:`mark_saved` once they are)."""
+        return self.calls[self.saved :]
+
+    def mark_saved(self, count: int) -> None:
+        self.saved += count
+
+    def totals(self) -> TurnUsage:
+        """Every call of the turn summed, with the cost (``None`` if any call is unpriced)."""
+        return TurnUsage.of(self.calls)
+
+
+class RecordingModel:
+    """A :class:`ChatModel` that adds each call, answered or failed, to the ledger."""
+
+    def __init__(
+        self,
+        inner: ChatModel,
+        ledger: UsageLedger,
+        prices: Mapping[str, ModelPrice],
+    ) -> None:
+        self.inner, self.ledger, self.prices = inner, ledger, prices
+        self.name = inner.name
+
+    async def create(
+        self, request: ModelRequest, *, on_text: TextSink | None = None
+    ) -> ModelResponse:
+        try:
+            response = await self.inner.create(request, on_text=on_text)
+        except BaseException as exc:
+            # The call was made and failed: its tokens are not known (a stream cut off
+            # mid-way may have billed some), so it is recorded with zeros and the reason.
+            self._record(request, Usage(), self.inner.name, _error_code(exc))
+            raise
+        self._record(request, response.usage, response.model or self.inner.name, None)
+        return response
+
+    def _record(self, request: ModelRequest, usage: Usage, model: str, error: str | None) -> None:
+        cost = call_cost(model, usage, self.prices)
+        if cost is None and model not in _UNPRICED:
+            _UNPRICED.add(model)  # once per model id, not once per call
+            logger.warning("no price for model %r: cost of its calls is unknown", model)
+        self.ledger.add(
+            ModelCallUsage(
+                role=request.role,
+                model=model,
+                **usage.as_dict(),
+                cost_usd=cost,
+                prompt_name=request.prompt_name,
+                prompt_version=request.prompt_version,
+                prompt_hash=request.prompt_hash,
+                error=error,
+            )
+        )
+
+
+def _error_code(exc: BaseException) -> str:
+    if isinstance(exc, PlanwrightError):
+        return exc.code
+    return "cancelled" if isinstance(exc, asyncio.CancelledError) else type(exc).__name__
