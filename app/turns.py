@@ -131,7 +131,7 @@ class TurnService:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def _runtime(
+    async def _runtime(
         self, session: SessionRecord, principal: Principal, yaml: str, version: int
     ) -> TurnRuntime:
         committer = StoreCommitter(
@@ -145,20 +145,28 @@ class TurnService:
             prompt_loader=self.prompt_loader,
         )
         warm = self._warm.pop(session.workflow_id, None)
-        # Reuse the document the last turn left parsed (a 200-step workflow takes
-        # ~150 ms to parse), but only if it is exactly the committed text.
+        # Reuse the document the last turn (or REST) left parsed (a 200-step workflow
+        # takes ~150 ms to parse), but only if it is exactly the committed text (its
+        # emitted text is cached: comparing costs no emission).
         if warm is not None and warm[1] == version and warm[0].to_yaml() == yaml:
             runtime.adopt(warm[0], version)
+        else:  # parse it now, off the event loop, rather than in the graph's first node
+            await asyncio.to_thread(runtime.document, yaml, version)
         return runtime
 
-    def _keep_warm(self, workflow_id: str, runtime: TurnRuntime) -> None:
-        live = runtime.live_document()
-        if live is None:
-            return
-        self._warm[workflow_id] = live
+    def keep_parsed(self, workflow_id: str, doc: WorkflowDocument, version: int) -> None:
+        """Offer ``doc``, parsed at committed ``version``, to the next turn on the
+        workflow (REST create, import, PUT and revert pass theirs along), so that turn
+        neither parses nor emits it again. Hand over a document nothing else touches."""
+        self._warm[workflow_id] = (doc, version)
         self._warm.move_to_end(workflow_id)
         while len(self._warm) > WARM_DOCUMENTS:
             self._warm.popitem(last=False)
+
+    def _keep_warm(self, workflow_id: str, runtime: TurnRuntime) -> None:
+        live = runtime.live_document()
+        if live is not None:
+            self.keep_parsed(workflow_id, *live)
 
     async def _lock(self, workflow_id: str, send: Send) -> LockHandle | None:
         """The workflow's turn lock, or ``None`` after telling the client why not."""
@@ -183,7 +191,7 @@ class TurnService:
             await send(TurnStartedFrame(turn_id=turn["turn_id"]))
             trace = self.tracer.turn(turn, session_id=session.id, user_id=request.principal.subject)
             runtime = trace.runtime(
-                self._runtime(session, request.principal, turn["yaml"], turn["version"])
+                await self._runtime(session, request.principal, turn["yaml"], turn["version"])
             )
             events = trace.wrap(self.runner.start(turn, runtime))
             last = await self._stream(events, turn["turn_id"], session, send, runtime.usage)
@@ -280,7 +288,7 @@ class TurnService:
                 state, session_id=session.id, user_id=principal.subject, tags=["resumed"]
             )
             runtime = trace.runtime(
-                self._runtime(session, principal, workflow.yaml, workflow.version)
+                await self._runtime(session, principal, workflow.yaml, workflow.version)
             )
             # The turn's totals (turn.completed, the row) include the calls before the pause.
             earlier = await self.store.list_model_calls(turn.id)

@@ -8,6 +8,7 @@ and sent to ``job_code`` with ``Send``, all in parallel (``agents/nodes/code.py`
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -74,7 +75,11 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
             continue
         spinner = spec.spinner_text(args) if spec is not None else f"Running {name}…"
         emit(StatusEvent(phase="spinner", tool=name, text=spinner, tool_use_id=use_id))
-        result = run_tool(doc, name, args, read_only=read_only, context=rt.tools)
+        # Validation, the write and the emission are CPU work (seconds on a 2,000-step
+        # document): off the event loop, so other clients' turns and sockets go on.
+        result = await asyncio.to_thread(
+            run_tool, doc, name, args, read_only=read_only, context=rt.tools
+        )
         if result.mutated:
             yaml, version = await commit(rt, state, doc, version, name, result)
             changes += [c.as_dict() for c in result.changes]

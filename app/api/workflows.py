@@ -1,10 +1,18 @@
-"""Workflows: create or import, read, replace, export, versions, revert."""
+"""Workflows: create or import, read, replace, export, versions, revert.
+
+Parsing, validating and emitting YAML is CPU work that takes seconds on a
+3,000-step document: it runs in the thread pool (``run_in_threadpool``), never on
+the event loop, so other clients are not held up. The document a create, import,
+PUT or revert parsed is handed to the turn service (``keep_parsed``), so the first
+turn on that version does not parse and emit it again.
+"""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response, status
+from starlette.concurrency import run_in_threadpool
 
 from app.api import schemas
 from app.deps import EditorDep, PrincipalDep, ServicesDep
@@ -15,7 +23,7 @@ from app.text import PathId
 from tools.document import WorkflowDocument
 from tools.document.importing import mint_missing_ids
 from tools.document.names import sanitise_name
-from tools.document.openfn import Format, export_workflow, import_workflows
+from tools.document.openfn import Exported, Format, export_workflow, import_workflows
 from tools.document.structure import Change
 from tools.errors import ToolInputError
 from tools.registry import document_problems, run_tool
@@ -37,14 +45,52 @@ def _clean_name(services: Services, doc: WorkflowDocument) -> None:
         _rename(services, doc, doc.name)
 
 
-def _accept_yaml(services: Services, text: str) -> tuple[WorkflowDocument, list[str]]:
-    """Parse (rejecting hostile or mistyped YAML), mint missing ids, clean the
-    workflow's name, list problems."""
-    doc = WorkflowDocument.from_yaml(text, max_bytes=services.settings.max_yaml_bytes)
-    mint_missing_ids(doc, services.tools.new_id)
-    _clean_name(services, doc)
-    problems = [p.message for p in document_problems(doc, services.tools) if p.blocking]
+def _accept_yaml(
+    services: Services, text: str | None, name: str | None = None
+) -> tuple[WorkflowDocument, list[str]]:
+    """Parse (rejecting hostile or mistyped YAML; none: a new document), mint missing
+    ids, clean the workflow's name or set ``name``, list problems, and emit the YAML
+    (cached on the document). CPU work: call it through ``run_in_threadpool``."""
+    if text is None:
+        doc, problems = WorkflowDocument.new("Untitled workflow"), []
+    else:
+        doc = WorkflowDocument.from_yaml(text, max_bytes=services.settings.max_yaml_bytes)
+        mint_missing_ids(doc, services.tools.new_id)
+        _clean_name(services, doc)
+        problems = [p.message for p in document_problems(doc, services.tools) if p.blocking]
+    if name is not None:
+        _rename(services, doc, name)
+    doc.to_yaml()
     return doc, problems
+
+
+def _parse(services: Services, text: str) -> WorkflowDocument:
+    doc = WorkflowDocument.from_yaml(text, max_bytes=services.settings.max_yaml_bytes)
+    doc.to_yaml()  # emitted here, off the loop; cached for the turn that adopts it
+    return doc
+
+
+def _import(
+    services: Services, body: schemas.ImportWorkflows
+) -> tuple[list[WorkflowDocument], list[list[str]]]:
+    docs = import_workflows(
+        body.format,
+        body.content,
+        new_id=services.tools.new_id,
+        max_bytes=services.settings.max_yaml_bytes,
+    )
+    for doc in docs:
+        _clean_name(services, doc)
+        doc.to_yaml()
+    problems = [
+        [p.message for p in document_problems(doc, services.tools) if p.blocking] for doc in docs
+    ]
+    return docs, problems
+
+
+def _export(services: Services, text: str, format: Format) -> Exported:
+    doc = WorkflowDocument.from_yaml(text, max_bytes=services.settings.max_yaml_bytes)
+    return export_workflow(doc, format)
 
 
 def _out(record: WorkflowRecord, problems: list[str] | None = None) -> schemas.Workflow:
@@ -67,25 +113,27 @@ async def _workflow(services: Services, workflow_id: str) -> WorkflowRecord:
 async def _replace(
     services: Services,
     workflow_id: str,
+    doc: WorkflowDocument,
     *,
-    yaml: str,
-    name: str | None,
+    yaml: str | None = None,
     expected_version: int,
     author: str,
     tool: str,
     summary: str,
 ) -> WorkflowRecord:
-    """Commit the whole document as the next version, publish it, and read it back."""
-    await services.publisher.commit_and_publish(
+    """Commit the whole document (or ``yaml``, its exact text) as the next version,
+    publish it, and read it back."""
+    version = await services.publisher.commit_and_publish(
         workflow_id,
-        yaml=yaml,
-        name=name,
+        yaml=doc.to_yaml() if yaml is None else yaml,
+        name=doc.name,
         expected_version=expected_version,
         author=author,
         tool=tool,
         summary=summary,
         changes=[Change("updated", "workflow", "*", tool)],
     )
+    services.turns.keep_parsed(workflow_id, doc, version)
     return await _workflow(services, workflow_id)
 
 
@@ -93,16 +141,11 @@ async def _replace(
 async def create_workflow(
     body: schemas.CreateWorkflow, services: ServicesDep, principal: EditorDep
 ) -> schemas.Workflow:
-    if body.yaml is not None:
-        doc, problems = _accept_yaml(services, body.yaml)
-    else:
-        doc, problems = WorkflowDocument.new("Untitled workflow"), []
-    if body.name is not None:
-        _rename(services, doc, body.name)
-    name = doc.name or "Untitled workflow"
+    doc, problems = await run_in_threadpool(_accept_yaml, services, body.yaml, body.name)
     record = await services.store.create_workflow(
-        name=name, yaml=doc.to_yaml(), author=principal.author
+        name=doc.name or "Untitled workflow", yaml=doc.to_yaml(), author=principal.author
     )
+    services.turns.keep_parsed(record.id, doc, record.version)
     return _out(record, problems)
 
 
@@ -113,23 +156,15 @@ async def import_workflows_route(
     """Import a file in any of the three formats; a Lightning project with several
     workflows makes several. All or nothing: one bad field fails the whole import
     (naming the field), and the workflows are created in one transaction."""
-    docs = import_workflows(
-        body.format,
-        body.content,
-        new_id=services.tools.new_id,
-        max_bytes=services.settings.max_yaml_bytes,
-    )
-    for doc in docs:
-        _clean_name(services, doc)
+    docs, problems = await run_in_threadpool(_import, services, body)
     records = await services.store.create_workflows(
         [(doc.name or "Untitled workflow", doc.to_yaml()) for doc in docs],
         author=principal.author,
         tool="import",
         summary=f"Imported ({body.format})",
     )
-    problems = [
-        [p.message for p in document_problems(doc, services.tools) if p.blocking] for doc in docs
-    ]
+    for record, doc in zip(records, docs, strict=True):
+        services.turns.keep_parsed(record.id, doc, record.version)
     return schemas.ImportedWorkflows(
         workflows=[_out(r, p) for r, p in zip(records, problems, strict=True)]
     )
@@ -166,8 +201,7 @@ async def export_workflow_route(
     if format == "yaml":  # the stored text itself, byte for byte
         text, media_type, filename = record.yaml, "application/yaml", f"{record.id}.yaml"
     else:
-        doc = WorkflowDocument.from_yaml(record.yaml, max_bytes=services.settings.max_yaml_bytes)
-        exported = export_workflow(doc, format)
+        exported = await run_in_threadpool(_export, services, record.yaml, format)
         text, media_type, filename = exported.text, exported.media_type, exported.filename
     return Response(
         text,
@@ -181,12 +215,11 @@ async def put_workflow(
     workflow_id: PathId, body: schemas.PutWorkflow, services: ServicesDep, principal: EditorDep
 ) -> schemas.Workflow:
     await _workflow(services, workflow_id)
-    doc, problems = _accept_yaml(services, body.yaml)
+    doc, problems = await run_in_threadpool(_accept_yaml, services, body.yaml)
     record = await _replace(
         services,
         workflow_id,
-        yaml=doc.to_yaml(),
-        name=doc.name,
+        doc,
         expected_version=body.expected_version,
         author=principal.author,
         tool="put",
@@ -227,12 +260,12 @@ async def revert(
     target = await services.store.get_version(workflow_id, body.version)
     if target is None or target.yaml is None:
         raise NotFoundError(f"Workflow {workflow_id!r} has no version {body.version}.")
-    doc = WorkflowDocument.from_yaml(target.yaml, max_bytes=services.settings.max_yaml_bytes)
+    doc = await run_in_threadpool(_parse, services, target.yaml)
     record = await _replace(
         services,
         workflow_id,
-        yaml=target.yaml,
-        name=doc.name,
+        doc,
+        yaml=target.yaml,  # byte for byte (a turn adopts ``doc`` only if it emits the same)
         expected_version=current.version,
         author=principal.author,
         tool="revert",

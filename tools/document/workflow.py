@@ -59,6 +59,8 @@ class WorkflowDocument:
         settle_open_ended(root, None)
         self._emitter = FragmentEmitter()
         self._text: str | None = None
+        self._source: str | None = None
+        """The text this document was parsed from, until its first emission."""
 
     @classmethod
     def from_yaml(cls, text: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> WorkflowDocument:
@@ -66,7 +68,9 @@ class WorkflowDocument:
         if data is None:
             data = CommentedMap()
         check_shape(data)
-        return cls(data, max_bytes=max_bytes)
+        doc = cls(data, max_bytes=max_bytes)
+        doc._source = text
+        return doc
 
     @classmethod
     def new(cls, name: str | None = None) -> WorkflowDocument:
@@ -105,7 +109,10 @@ class WorkflowDocument:
         bug, never a user error), the tree is restored from the last emitted
         text, so the document is never half written, and the error is raised.
         """
-        before = self.to_yaml()
+        before = self._text
+        # A document not emitted yet (just parsed) restores from its source text: the
+        # first mutation, e.g. minting ids on import, then emits once, not twice.
+        restore_from = before if before is not None else self._source or self.to_yaml()
         try:
             for op in ops:
                 self._write(op)
@@ -113,13 +120,14 @@ class WorkflowDocument:
             text = self._emitter.emit(self._root)
             self._check_size(text)
         except Exception:
-            restored = load_yaml(before, max_bytes=max(self._max_bytes, len(before) * 4))
-            self._root = restored  # self._structure still describes it
+            limit = max(self._max_bytes, len(restore_from) * 4)
+            self._root = load_yaml(restore_from, max_bytes=limit)  # _structure describes it
+            settle_open_ended(self._root, None)
             self._emitter.clear()
             self._text = before
             raise
         self._structure = structure
-        self._text = text
+        self._text, self._source = text, None
 
     def _check_size(self, text: str) -> None:
         # A character is at most four UTF-8 bytes: short texts need no encoding.
