@@ -52,6 +52,8 @@ _TOP_ORDER = ("name", *SECTIONS)
 
 
 class WorkflowDocument:
+    _source: str | None = None  # the text it was parsed from, until first emitted
+
     def __init__(self, root: CommentedMap, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self._root = root
         self._max_bytes = max_bytes
@@ -59,8 +61,6 @@ class WorkflowDocument:
         settle_open_ended(root, None)
         self._emitter = FragmentEmitter()
         self._text: str | None = None
-        self._source: str | None = None
-        """The text this document was parsed from, until its first emission."""
 
     @classmethod
     def from_yaml(cls, text: str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> WorkflowDocument:
@@ -103,15 +103,11 @@ class WorkflowDocument:
     def apply(self, ops: Sequence[Op], structure: Structure) -> None:
         """Write validated ops to the YAML tree; ``structure`` is their result.
 
-        The new YAML is emitted here (it is cached, and streamed next anyway)
-        and checked: it must fit ``max_bytes`` and must not hold a shape that
-        would not load again. If it does not, or if writing fails part-way (a
-        bug, never a user error), the tree is restored from the last emitted
-        text, so the document is never half written, and the error is raised.
-        """
+        The new YAML is emitted here (cached, and streamed next anyway) and must fit
+        ``max_bytes`` and load again. If not, or if writing fails part-way (a bug), the
+        tree is restored from the last emitted text (never emitted: the source, so a
+        first edit emits once), never left half written, and the error is raised."""
         before = self._text
-        # A document not emitted yet (just parsed) restores from its source text: the
-        # first mutation, e.g. minting ids on import, then emits once, not twice.
         restore_from = before if before is not None else self._source or self.to_yaml()
         try:
             for op in ops:
@@ -120,9 +116,8 @@ class WorkflowDocument:
             text = self._emitter.emit(self._root)
             self._check_size(text)
         except Exception:
-            limit = max(self._max_bytes, len(restore_from) * 4)
-            self._root = load_yaml(restore_from, max_bytes=limit)  # _structure describes it
-            settle_open_ended(self._root, None)
+            settle_open_ended(root := load_yaml(restore_from, max_bytes=1 << 40), None)
+            self._root = root  # self._structure still describes it
             self._emitter.clear()
             self._text = before
             raise
