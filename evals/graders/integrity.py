@@ -68,8 +68,23 @@ def document_valid(scenario: Scenario, outcome: RunOutcome) -> GradeResult | Non
                 round(fixed / max(len(before), 1), 3),
             )
         return GradeResult.ok("document_valid", f"fixed all {len(before)} problem(s)")
+    # A note about a step (one no trigger reaches, after a removal or retarget the user
+    # asked for) is fine once the reply tells the user about that step; a silent one fails.
+    told = [p for p in new if not p.blocking and _reply_names_step(outcome, p.subject)]
+    new = [p for p in new if p not in told]
     if new:
         return GradeResult.fail(
             "document_valid", "new problems: " + "; ".join(p.message for p in new[:4])
         )
+    if told:
+        return GradeResult.ok("document_valid", f"no new problems ({len(told)} note(s) told)")
     return GradeResult.ok("document_valid", "no new problems")
+
+
+def _reply_names_step(outcome: RunOutcome, subject: str) -> bool:
+    if not subject.startswith("jobs."):
+        return False
+    key = subject.removeprefix("jobs.")
+    job = outcome.after_doc.structure.jobs.get(key)
+    reply = outcome.reply.lower()
+    return job is not None and (key in reply or job.name.lower() in reply)

@@ -180,6 +180,33 @@ def test_document_valid_fails_on_a_new_problem() -> None:
     assert "new problems" in result.comment
 
 
+def test_a_new_unreachable_step_passes_only_when_the_reply_says_so() -> None:
+    stranded = edited(
+        REFERRAL,
+        (
+            "update_edges",
+            {
+                "edges": [
+                    {
+                        "source": "get-referrals",
+                        "target": "check-coverage",
+                        "new_target": "send-sms",
+                    }
+                ]
+            },
+        ),
+    )
+    silent = document_valid(scenario({}), outcome(REFERRAL, stranded, reply="Done."))
+    assert silent is not None and not silent.passed
+    assert "'check-coverage' is not reached from any trigger" in silent.comment
+    told = outcome(
+        REFERRAL,
+        stranded,
+        reply="Check coverage and Send email are no longer reached from the trigger.",
+    )
+    assert _passes(document_valid(scenario({}), told))
+
+
 def test_fix_problems_needs_every_problem_gone() -> None:
     fixed_one = edited(
         BROKEN, ("add_edges", {"edges": [{"source": "webhook", "target": "parse-result"}]})

@@ -19,6 +19,7 @@ from tests.evals.conftest import SECRET_KEY
 from tests.evals.helpers import scenario
 from tests.evals.langfuse_stub import LangfuseStub
 
+ROLES = ("job_code", "job_code_user", "planner", "planner_user", "router")
 SCRIPTED = {s.id: s for s in load_scenarios(model="scripted")}
 LEAK = "sk-ant-api03-SHOULDNOTLEAK42"
 
@@ -85,7 +86,7 @@ def test_prompts_push_creates_labelled_versions_once(
     assert stored["config"] == {"planwright_version": "v1", "hash": local.hash}
     second = push_prompts(client)
     assert {r.status for r in second} == {"unchanged"}
-    assert len(langfuse_stub.prompts["planner"]) == 1
+    assert len(langfuse_stub.prompts["planner"]) == len(roles["planner"])  # one per version
     assert push_prompts(client, roles=["router"], dry_run=True)[0].status == "unchanged"
 
 
@@ -138,7 +139,8 @@ async def test_generations_link_langfuse_prompts(
     client.flush()
     generation = langfuse_stub.spans_named("planner model call")[0]["attributes"]
     assert generation["langfuse.observation.prompt.name"] == "planner"
-    assert generation["langfuse.observation.prompt.version"] == 1
+    # Versions are pushed oldest first, so the latest local file is Langfuse's newest.
+    assert generation["langfuse.observation.prompt.version"] == len(list_prompts()["planner"])
 
 
 async def test_eval_run_becomes_a_dataset_run_with_every_grader_score(
@@ -156,7 +158,7 @@ async def test_eval_run_becomes_a_dataset_run_with_every_grader_score(
     assert (
         result.run_name
         == run.run_name
-        == ("scripted job_code=v1,job_code_user=v1,planner=v1,planner_user=v1,router=v1")
+        == "scripted " + ",".join(f"{role}={load_prompt(role).version}" for role in ROLES)
     )
     names = [s["name"] for s in langfuse_stub.scores]
     graders = {g.name for r in run.results for g in r.runs[0].grades if not g.skipped}

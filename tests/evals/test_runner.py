@@ -15,6 +15,7 @@ from evals.compare import compare, compare_files
 from evals.report import results_dict, write_reports
 from evals.runner import EvalOptions, EvalRun, Progress, parse_prompt_args, run_eval
 from evals.scenario import load_scenarios
+from prompts import load_prompt
 
 SCRIPTED = load_scenarios(model="scripted")
 
@@ -49,7 +50,7 @@ def test_results_json_md_and_html(scripted_run: EvalRun, tmp_path: Path) -> None
     assert {"model", "prompts", "pass_rate", "scenarios"} <= data.keys()
     assert data["model"] == "scripted" and data["pass_rate"] == 1.0
     assert (
-        data["prompts"]["planner"]["version"] == "v1"
+        data["prompts"]["planner"]["version"] == load_prompt("planner").version
         and len(data["prompts"]["planner"]["hash"]) == 16
     )
     entry = data["scenarios"][0]
@@ -66,7 +67,7 @@ def test_results_json_md_and_html(scripted_run: EvalRun, tmp_path: Path) -> None
     assert data["categories"]["remove"]["runs"] >= 1
     md = paths["md"].read_text()
     assert "pass rate: **100.0%**" in md and "| add-specific-dedupe-after |" in md
-    assert "planner v1" in md and "## Per category" in md
+    assert f"planner {load_prompt('planner').version}" in md and "## Per category" in md
     html = paths["html"].read_text()
     assert html.startswith("<!doctype html>") and "add-specific-dedupe-after" in html
 
@@ -93,11 +94,12 @@ async def test_repeat_and_concurrency_and_failures_in_the_report() -> None:
 def test_compare_side_by_side(scripted_run: EvalRun, tmp_path: Path) -> None:
     a = results_dict(scripted_run)
     b = copy.deepcopy(a)
-    b["prompts"]["planner"]["version"] = "v2"
+    b["prompts"]["planner"]["version"] = "v99"
     b["pass_rate"] = 0.5
     b["scenarios"][0].update(passed=False, pass_count=0, tool_rounds=4, tokens=9999)
     text = compare(a, b)
-    assert "planner=v1" in text and "planner=v2" in text
+    latest = load_prompt("planner").version
+    assert f"planner={latest}" in text and "planner=v99" in text
     assert "-50.0 points" in text
     sid = b["scenarios"][0]["id"]
     row = next(line for line in text.splitlines() if line.startswith(f"| {sid}"))

@@ -15,6 +15,7 @@ from agents.runtime import TurnRuntime
 from agents.tracing import LangfuseConfig, Tracer, _NoopTrace, mask_secrets
 from evals.runner import EvalOptions, EvalRun, Progress, run_eval
 from evals.scenario import load_scenarios
+from prompts import load_prompt
 from tests.evals.helpers import scenario
 
 SCRIPTED = {s.id: s for s in load_scenarios(model="scripted")}
@@ -75,7 +76,9 @@ async def test_one_trace_per_turn_with_generations_and_tool_spans(
     assert usage["input"] == 2400 and usage["output"] == 120
     assert "cache_read_input_tokens" in usage and "cache_creation_input_tokens" in usage
     assert g["langfuse.observation.metadata.prompt_name"] == '"planner"'
-    assert g["langfuse.observation.metadata.prompt_version"] == '"v1"'
+    assert g["langfuse.observation.metadata.prompt_version"] == (
+        f'"{load_prompt("planner").version}"'
+    )
     assert len(json.loads(g["langfuse.observation.metadata.prompt_hash"])) == 16
     assert g["session.id"] == "sess-1"  # trace attributes on every observation
 

@@ -342,3 +342,13 @@ def test_job_code_prompt_rules_and_example_is_valid_openfn_code() -> None:
     assert examples
     for example in examples:
         assert check_job_code(example) == []
+
+
+def test_planner_prompt_guards_js_branches_for_failed_steps() -> None:
+    """OpenFn checks js_expression edges also after a failure: the prompt says so, shows
+    the runtime's own success guard and never negates the whole guarded expression."""
+    text = load_prompt("planner").text
+    assert "also when its source step failed" in text
+    assert "!state.errors?.[upstreamStepId] && (X)" in text
+    assert "never `!(guard && X)`" in text
+    assert "webhook_response_config" in text

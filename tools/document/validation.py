@@ -7,13 +7,16 @@ a document that arrives broken can be repaired one call at a time.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
 
 from tools.catalogue.adaptors import AdaptorCatalogue
 from tools.catalogue.names import split_adaptor
+from tools.document.conditions import ExpressionProblem, expression_problem
 from tools.document.cron import cron_problem
 from tools.document.names import MAX_NAME_LENGTH, derive_key, is_valid_key, sanitise_name
+from tools.document.reach import duplicate_ids, reachable_jobs, unreachable_jobs
 from tools.document.structure import Structure
 
 
@@ -31,7 +34,37 @@ def validate(structure: Structure, catalogue: AdaptorCatalogue) -> list[Problem]
     problems += _trigger_problems(structure)
     problems += _edge_problems(structure)
     problems += _cycle_problems(structure)
+    problems += _graph_problems(structure)
     return problems
+
+
+def _graph_problems(structure: Structure) -> list[Problem]:
+    """Duplicate ids (blocking) and steps no trigger reaches (a note: they never run)."""
+    out = [
+        Problem(
+            "duplicate_id",
+            f"ids.{id_}",
+            f"Id {id_!r} is used by more than one entry ({', '.join(where)}); ids must be unique.",
+        )
+        for id_, where in duplicate_ids(structure).items()
+    ]
+    unreachable = unreachable_jobs(structure)
+    behind_disabled = reachable_jobs(structure, with_disabled=True) if unreachable else set()
+    for key in unreachable:
+        how = (
+            "only a disabled edge leads to it"
+            if key in behind_disabled
+            else "no edge from the trigger or from a step that runs leads to it"
+        )
+        out.append(
+            Problem(
+                "unreachable_step",
+                f"jobs.{key}",
+                f"Step {key!r} is not reached from any trigger ({how}), so it never runs.",
+                blocking=False,
+            )
+        )
+    return out
 
 
 def _job_problems(structure: Structure, catalogue: AdaptorCatalogue) -> list[Problem]:
@@ -203,6 +236,15 @@ def _edge_problems(structure: Structure) -> list[Problem]:
                     f"Edge {key!r} is js_expression but has no condition_expression.",
                 )
             )
+        bad = _expression_problem(edge.condition_expression) if has_expression else None
+        if edge.condition_type == "js_expression" and bad is not None:
+            out.append(
+                Problem(
+                    "invalid_condition_expression",
+                    subject,
+                    f"Edge {key!r}: condition_expression is not a JavaScript expression: {bad}.",
+                )
+            )
         if edge.condition_type != "js_expression" and edge.condition_expression is not None:
             out.append(
                 Problem(
@@ -221,6 +263,12 @@ def _edge_problems(structure: Structure) -> list[Problem]:
                 )
             )
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _expression_problem(expression: str | None) -> ExpressionProblem | None:
+    # Validation runs after every draft; a document's conditions rarely change.
+    return expression_problem(expression or "")
 
 
 def _cycle_problems(structure: Structure) -> list[Problem]:

@@ -5,8 +5,10 @@ write operations from the step's adaptor functions (``get``, ``post``,
 ``getSubmissions``, ``sendSMS``, ...); arguments are filled by parameter name
 (paths and ids become placeholders, payloads ``state => state.data``,
 optional options are left out). A ``fn(state => ...)`` block follows for
-shaping data. The result always passes ``check_job_code``; if it ever did not,
-the minimal valid body is returned instead.
+shaping data; it leaves ``state.data`` in the shape it has (an object stays an
+object), because the conditions this model writes on the edges after the step
+read its fields (``state.data.plan``). The result always passes
+``check_job_code``; if it ever did not, the minimal valid body is returned instead.
 """
 
 from __future__ import annotations
@@ -65,9 +67,9 @@ _FHIR_TYPES = {
 }
 _OPTIONAL = frozenset({"options", "callback", "...args", "parsingOptions", "encoding", "filter"})
 _PAYLOAD = frozenset(
-    "data body record records values payload sendData mail fields entries rows members"
+    words("data body record records values payload sendData mail fields entries rows members")
 )
-_STOP = frozenset("a an the all any some each every new from to into in on for with of and")
+_STOP = frozenset(words("a an the all any some each every new from to into in on for with of and"))
 
 
 def _words(text: str) -> list[str]:
@@ -207,10 +209,11 @@ def starter_code(job: dict[str, Any], functions: list[dict[str, Any]], request: 
         return _checked("\n".join(lines) + "\n", name)
     lines += [
         "fn(state => {",
-        "  // Shape the data for the next step.",
-        "  const items = Array.isArray(state.data) ? state.data : [state.data];",
-        "  console.log(`" + short + ": ${items.length} item(s)`);",
-        "  return { ...state, data: items };",
+        "  // Shape the data for the next step here. Keep state.data's shape: the",
+        "  // conditions on the edges after this step read its fields (state.data.<field>).",
+        "  const count = Array.isArray(state.data) ? state.data.length : state.data ? 1 : 0;",
+        "  console.log(`" + short + ": ${count} item(s)`);",
+        "  return state;",
         "});",
     ]
     return _checked("\n".join(lines) + "\n", name)

@@ -4,6 +4,13 @@
 "always" -> always; "when state.data.total > 10" -> that JS expression; and
 stated conditions such as "if the plan is BlueCross HMO" ->
 ``state.data.plan === 'BlueCross HMO'`` with the label "BlueCross HMO".
+
+OpenFn evaluates a JS edge also when its source step failed, so a stated condition
+means "on success and <check>": the edge's expression is the check behind the
+runtime's success guard (``tools.document.conditions.on_success_and``), and the
+"otherwise" edge negates the check only, under the same guard, so neither branch
+runs for a failed step. JavaScript that reads ``state.errors`` itself is kept as
+written.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from typing import Any
 from agents.models.offline.grammar import camel, js_string, unquote, words
 from agents.models.offline.plan import Reply
 from agents.models.offline.references import NeedsAnswer
+from tools.document.conditions import looks_at_errors, on_success_and
 from tools.document.structure import condition_text
 from tools.jobcode import check_job_code
 
@@ -85,13 +93,21 @@ _OPS = {
 class Condition:
     type: str
     expression: str | None = None
+    """For js_expression: the check as stated (without the success guard)."""
     label: str | None = None
     subject: str | None = None  # the step named in "if X fails", when one is
 
+    @property
+    def edge_expression(self) -> str | None:
+        """The edge's condition_expression: the check behind the success guard."""
+        if self.type == "js_expression" and self.expression is not None:
+            return on_success_and(self.expression)
+        return self.expression
+
     def args(self) -> dict[str, Any]:
         values: dict[str, Any] = {"condition_type": self.type}
-        if self.expression is not None:
-            values["condition_expression"] = self.expression
+        if self.edge_expression is not None:
+            values["condition_expression"] = self.edge_expression
         if self.label:
             values["condition_label"] = self.label
         return values
@@ -106,6 +122,9 @@ class Condition:
             if self.label:
                 label = "otherwise" if " and " in self.label else f"not {self.label}"
                 label = self.label[4:] if self.label.startswith("not ") else label
+            if looks_at_errors(self.expression):
+                # Written to decide on failure itself: its negation is the exact opposite.
+                return Condition("js_expression", f"!({self.expression})", label)
             return Condition("js_expression", negate(self.expression), label)
         return self
 

@@ -116,6 +116,6 @@ def _cond_kwargs(condition: Condition) -> dict[str, str | None]:
         return {}
     return {
         "condition_type": condition.type,
-        "expression": condition.expression,
+        "expression": condition.edge_expression,
         "label": condition.label,
     }

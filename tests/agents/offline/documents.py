@@ -171,6 +171,15 @@ def edges_with(base: dict[tuple[str, str], Any], **changes: Any) -> dict[tuple[s
     return result
 
 
+# Spelled out, not imported: the exact guard OpenFn's runtime needs (its own on_job_success).
+SUCCESS_GUARD = "!state.errors?.[upstreamStepId]"
+
+
+def ok_and(check: str) -> str:
+    """The expression of a branch that means "on success and <check>"."""
+    return f"{SUCCESS_GUARD} && ({check})"
+
+
 def js(expression: str, label: str | None = None) -> dict[str, Any]:
     value: dict[str, Any] = {"condition_type": "js_expression", "condition_expression": expression}
     if label:

@@ -18,6 +18,7 @@ from tests.agents.offline.cases import (
 )
 from tests.agents.offline.documents import (
     js,
+    ok_and,
 )
 
 RULES = [r for r in build_rules.RULES if r.section == "build"]
@@ -67,10 +68,10 @@ CASES = [
             ("webhook", "pull-referral-from-epic"): "always",
             ("pull-referral-from-epic", "check-insurance"): "on_job_success",
             ("check-insurance", "submit-prior-auth-request-through-payer-portal"): js(
-                "state.data.plan === 'BlueCross HMO'", "BlueCross HMO"
+                ok_and("state.data.plan === 'BlueCross HMO'"), "BlueCross HMO"
             ),
             ("check-insurance", "verify-coverage-is-active"): js(
-                "state.data.plan !== 'BlueCross HMO'", "not BlueCross HMO"
+                ok_and("state.data.plan !== 'BlueCross HMO'"), "not BlueCross HMO"
             ),
             (
                 "submit-prior-auth-request-through-payer-portal",
@@ -100,12 +101,17 @@ CASES = [
             ("webhook", "pull-up-referral-in-epic"): "always",
             ("pull-up-referral-in-epic", "check-insurance"): "on_job_success",
             ("check-insurance", "go-to-bluecross-portal"): js(
-                "state.data.insurance === 'BlueCross' && state.data.planCode?.startsWith('HMO')",
+                ok_and(
+                    "state.data.insurance === 'BlueCross' && state.data.planCode?.startsWith('HMO')"
+                ),
                 "BlueCross and plan code starts with HMO",
             ),
             ("go-to-bluecross-portal", "submit-prior-auth-request"): "on_job_success",
             ("check-insurance", "verify-coverage-is-active"): js(
-                "!(state.data.insurance === 'BlueCross' && state.data.planCode?.startsWith('HMO'))",
+                ok_and(
+                    "!(state.data.insurance === 'BlueCross' && "
+                    "state.data.planCode?.startsWith('HMO'))"
+                ),
                 "otherwise",
             ),
             ("verify-coverage-is-active", "move-to-documents"): "on_job_success",
@@ -135,10 +141,10 @@ CASES = [
             ("pull-new-referrals-from-referral-api", "look-up-patient-in-epic"): "on_job_success",
             ("look-up-patient-in-epic", "check-eligibility"): "on_job_success",
             ("check-eligibility", "notify-coordinator-by-email"): js(
-                "!state.data.eligible", "not eligible"
+                ok_and("!state.data.eligible"), "not eligible"
             ),
             ("check-eligibility", "save-referral-to-database"): js(
-                "state.data.eligible", "eligible"
+                ok_and("state.data.eligible"), "eligible"
             ),
             ("notify-coordinator-by-email", "save-referral-to-database"): "on_job_success",
         },

@@ -20,6 +20,7 @@ from tests.agents.offline.documents import (
     REFERRAL_EDGES,
     edges_with,
     js,
+    ok_and,
 )
 
 CASES = [
@@ -74,14 +75,16 @@ CASES = [
         "run send email only when the plan is BlueCross HMO",
         edges=edges_with(
             REFERRAL_EDGES,
-            check_coverage__send_email=js("state.data.plan === 'BlueCross HMO'", "BlueCross HMO"),
+            check_coverage__send_email=js(
+                ok_and("state.data.plan === 'BlueCross HMO'"), "BlueCross HMO"
+            ),
         ),
     ),
     Case(
         "connect-js-expression",
         "referral",
         "hook up get referrals with send sms when state.data.urgent",
-        edges=edges_with(REFERRAL_EDGES, get_referrals__send_sms=js("state.data.urgent")),
+        edges=edges_with(REFERRAL_EDGES, get_referrals__send_sms=js(ok_and("state.data.urgent"))),
     ),
     Case(
         "disable-edge",

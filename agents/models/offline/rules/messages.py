@@ -178,7 +178,8 @@ RULES = [
             Example(
                 _BRANCHES,
                 "JS edges `state.data.plan === 'BlueCross HMO'` (label \"BlueCross HMO\") and "
-                "`state.data.plan !== 'BlueCross HMO'`",
+                "`state.data.plan !== 'BlueCross HMO'`, each behind the success guard "
+                "`!state.errors?.[upstreamStepId] && (…)`",
                 doc="empty",
                 tools=("create_workflow",),
             ),
