@@ -153,3 +153,56 @@ async def test_steps_with_code_removed_across_calls_are_named_in_one_question() 
     assert done.state["yaml"] == yaml
     results = model.requests[-1].messages[-1]["content"]
     assert all(r["is_error"] and "declined" in r["content"] for r in results)
+
+
+# A webhook that answers its caller: switching it to a schedule drops how it answers.
+REPLYING_WEBHOOK = BASE_YAML.replace(
+    "    type: webhook\n",
+    "    type: webhook\n    webhook_reply: after_completion\n"
+    "    webhook_response_config:\n      status: 202\n",
+    1,
+)
+
+
+def _to_cron_script() -> ScriptedModel:
+    return ScriptedModel(
+        [
+            S.tool_calls(("set_trigger", {"type": "cron", "cron_expression": "0 9 * * *"})),
+            S.text("It now runs every day at 09:00."),
+        ]
+    )
+
+
+async def test_switching_a_replying_webhook_to_cron_pauses_for_confirmation() -> None:
+    assert REPLYING_WEBHOOK != BASE_YAML
+    paused = await run(_to_cron_script(), "run it every day at 9", yaml=REPLYING_WEBHOOK)
+    assert paused.last["type"] == "confirm.required"
+    question = paused.last["question"]
+    assert "switch the webhook trigger 'webhook' to cron" in question
+    assert "webhook_reply, webhook_response_config" in question
+    assert paused.of("workflow") == []
+    assert paused.state["yaml"] == REPLYING_WEBHOOK
+
+
+async def test_approved_the_switch_drops_the_settings_and_says_so() -> None:
+    paused = await run(_to_cron_script(), "run it every day at 9", yaml=REPLYING_WEBHOOK)
+    done = await resume(paused, approved=True)
+    assert done.last["type"] == "turn.completed"
+    assert list(done.doc.structure.triggers) == ["cron"]
+    cron = done.doc.structure.triggers["cron"]
+    assert (cron.webhook_reply, cron.webhook_response_config) == (None, None)
+    result = done.runtime.models["planner"].requests[-1].messages[-1]["content"][0]
+    assert "dropped webhook_reply, webhook_response_config" in result["content"]
+
+
+async def test_declined_the_webhook_and_its_settings_stay() -> None:
+    paused = await run(_to_cron_script(), "run it every day at 9", yaml=REPLYING_WEBHOOK)
+    done = await resume(paused, approved=False)
+    assert done.state["yaml"] == REPLYING_WEBHOOK
+    assert done.of("workflow") == []
+
+
+async def test_a_webhook_without_response_settings_switches_without_asking() -> None:
+    done = await run(_to_cron_script(), "run it every day at 9")
+    assert done.last["type"] == "turn.completed"
+    assert list(done.doc.structure.triggers) == ["cron"]

@@ -57,9 +57,10 @@ def test_spinner_counts_the_items_of_the_call() -> None:
     assert add.spinner_text("not a mapping") == "Adding 1 step…"
 
 
-def test_only_the_fan_out_tool_fans_out_and_only_removal_asks() -> None:
+def test_only_the_fan_out_tool_fans_out_and_only_losing_changes_ask() -> None:
     assert [s.name for s in TOOLS.values() if s.fans_out] == ["call_job_code_agent"]
-    assert [s.name for s in TOOLS.values() if s.confirm is not None] == ["remove_jobs"]
+    asking = [s.name for s in TOOLS.values() if s.confirm is not None]
+    assert asking == ["create_workflow", "remove_jobs", "set_trigger"]
     assert spec_for(CODE_EDIT_TOOL.name) is CODE_EDIT_TOOL
     assert spec_for("nope") is None
 
@@ -98,3 +99,53 @@ def test_the_removal_rule_sees_the_whole_round() -> None:
     assert asked == "remove all 2 steps, including 'Fetch', which holds code"
     # Unknown keys and malformed input are left to the call itself.
     assert rule(structure, [{"keys": ["ghost"]}, {"keys": "fetch"}]) is None
+
+
+HOOK = """\
+name: Hook
+triggers:
+  webhook:
+    id: 33333333-3333-4333-8333-333333333333
+    type: webhook
+    enabled: true
+    webhook_reply: after_completion
+    webhook_response_config: {status: 202}
+    custom_path: intake
+"""
+
+
+def test_the_trigger_rule_asks_before_response_settings_are_dropped() -> None:
+    rule = TOOLS["set_trigger"].confirm
+    assert rule is not None
+    structure = WorkflowDocument.from_yaml(HOOK).structure
+    assert rule(structure, [{"type": "cron", "cron_expression": "0 9 * * *"}]) == (
+        "switch the webhook trigger 'webhook' to cron, dropping its response settings "
+        "(webhook_reply, webhook_response_config)"
+    )
+    # Named by key, the same.
+    assert rule(structure, [{"type": "cron", "key": "webhook"}]) is not None
+    # Staying a webhook keeps them (or replaces them because they were passed): no question.
+    assert rule(structure, [{"type": "webhook", "enabled": False}]) is None
+    assert rule(structure, [{"type": "webhook", "webhook_reply": "before_start"}]) is None
+    # Only response settings count: a webhook with just a custom path switches freely.
+    bare = WorkflowDocument.from_yaml(
+        HOOK.replace("    webhook_reply: after_completion\n", "").replace(
+            "    webhook_response_config: {status: 202}\n", ""
+        )
+    ).structure
+    assert rule(bare, [{"type": "cron", "cron_expression": "0 9 * * *"}]) is None
+    # A cron trigger has none to lose.
+    cron = WorkflowDocument.from_yaml(DOC).structure
+    assert rule(cron, [{"type": "cron"}]) is None
+
+
+def test_create_workflow_asks_the_same_when_its_trigger_replaces_such_a_webhook() -> None:
+    rule = TOOLS["create_workflow"].confirm
+    assert rule is not None
+    structure = WorkflowDocument.from_yaml(HOOK).structure
+    build = {"name": "New", "jobs": [{"name": "A", "adaptor": "common"}]}
+    assert rule(structure, [build]) is None
+    asked = rule(
+        structure, [{**build, "trigger": {"type": "cron", "cron_expression": "0 9 * * *"}}]
+    )
+    assert asked is not None and "webhook_reply" in asked

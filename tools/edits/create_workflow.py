@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from pydantic import Field
 
 from tools.base import ToolArgs, ToolContext, ToolSpec
-from tools.document.structure import Change, Draft, SetName
+from tools.document.structure import Change, Draft, SetName, Structure
 from tools.edits.primitives import add_edge, add_job, clean_name, connect_trigger, set_trigger
+from tools.edits.set_trigger import response_settings_to_confirm
 from tools.edits.specs import EdgeSpec, JobSpec, TriggerSpec
 from tools.errors import ToolInputError
 
@@ -50,6 +54,15 @@ def create_workflow(draft: Draft, args: CreateWorkflowArgs, ctx: ToolContext) ->
     return "\n".join(lines)
 
 
+def trigger_change_to_confirm(
+    structure: Structure, inputs: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """A new workflow's trigger replaces the existing one the way ``set_trigger`` does, so
+    the same rule guards a webhook's response settings."""
+    triggers = [item["trigger"] for item in inputs if isinstance(item.get("trigger"), Mapping)]
+    return response_settings_to_confirm(structure, triggers) if triggers else None
+
+
 TOOL = ToolSpec(
     "create_workflow",
     CreateWorkflowArgs,
@@ -57,4 +70,5 @@ TOOL = ToolSpec(
     create_workflow,
     spinner="Building the workflow…",
     action="create the workflow",
+    confirm=trigger_change_to_confirm,
 )
