@@ -506,4 +506,20 @@ def test_single_user_needs_no_token_and_draws_every_kind_of_edge(
         expect(page.locator('.node.job[data-key="fetch"] .node-sub')).to_have_text(
             "http 6.4.0 · has code"
         )
+        # Steps no trigger reaches never run in OpenFn: the loose step, and the one only a
+        # disabled edge leads to, are marked, and a note names them.
+        unreachable = page.locator(".node.job.unreachable")
+        expect(unreachable).to_have_count(2)
+        keys = unreachable.evaluate_all("nodes => nodes.map(n => n.dataset.key)")
+        assert sorted(keys) == ["notify", "orphan"]
+        expect(page.locator('.node.job[data-key="orphan"] title')).to_contain_text(
+            "not reached from any trigger: it never runs"
+        )
+        expect(page.locator('.node.job[data-key="archive"]')).not_to_have_class(
+            re.compile("unreachable")
+        )
+        expect(page.locator(".diagram-note")).to_have_text(
+            "⚠ 2 steps are not reached from any trigger, so they never run: "
+            "Notify patient, Orphan step."
+        )
         screenshot(page, "18-single-user-branching")

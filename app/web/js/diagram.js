@@ -1,7 +1,7 @@
 // The workflow diagram: a layered layout (trigger, then steps by depth) drawn as SVG.
 
 import { h, s, clear } from "./dom.js";
-import { adaptorLabel, conditionClass, conditionText, hasCode } from "./model.js";
+import { adaptorLabel, conditionClass, conditionText, hasCode, unreachableSteps } from "./model.js";
 
 const NODE_W = 210;
 const NODE_H = 58;
@@ -226,10 +226,19 @@ function labelBox(x, y, text, kind) {
   );
 }
 
-function jobNode(node, { changed, selected }) {
+const NEVER_RUNS = "not reached from any trigger: it never runs";
+
+function jobNode(node, { changed, selected, unreachable }) {
   const job = node.item;
   const code = hasCode(job.body);
-  const classes = ["node", "job", changed && "changed", selected && "selected", code && "has-code"];
+  const classes = [
+    "node",
+    "job",
+    changed && "changed",
+    selected && "selected",
+    code && "has-code",
+    unreachable && "unreachable",
+  ];
   return s(
     "g",
     {
@@ -239,9 +248,17 @@ function jobNode(node, { changed, selected }) {
       role: "button",
       "data-key": job.key,
       "data-kind": "job",
-      "aria-label": `Step ${job.name}${changed ? " (just changed)" : ""}`,
+      "aria-label": `Step ${job.name}${changed ? " (just changed)" : ""}${
+        unreachable ? ` (${NEVER_RUNS})` : ""
+      }`,
     },
-    s("title", {}, `${job.name} (${job.key})\n${job.adaptor}${code ? "\nhas code" : "\nno code yet"}`),
+    s(
+      "title",
+      {},
+      `${job.name} (${job.key})\n${job.adaptor}${code ? "\nhas code" : "\nno code yet"}${
+        unreachable ? `\n${NEVER_RUNS}` : ""
+      }`,
+    ),
     s("rect", { class: "node-box", width: node.w, height: node.h, rx: 9 }),
     s("rect", { class: "node-accent", width: 5, height: node.h - 16, x: 0, y: 8, rx: 2 }),
     s("text", { class: "node-title", x: 16, y: 24 }, truncate(job.name, 26)),
@@ -250,6 +267,9 @@ function jobNode(node, { changed, selected }) {
       { class: "node-sub", x: 16, y: 44 },
       `${adaptorLabel(job.adaptor)} · ${code ? "has code" : "no code yet"}`,
     ),
+    unreachable
+      ? s("text", { class: "node-warning", x: node.w - 12, y: 22, "text-anchor": "end" }, "⚠")
+      : null,
   );
 }
 
@@ -299,6 +319,19 @@ export function renderDiagram(container, model, { highlight, selected, onSelect 
     return;
   }
   const marks = highlight || { jobs: new Set(), edges: new Set(), triggers: new Set() };
+  const stranded = unreachableSteps(model);
+  if (stranded.size) {
+    const names = model.jobs.filter((job) => stranded.has(job.key)).map((job) => job.name);
+    const one = names.length === 1;
+    container.append(
+      h(
+        "p",
+        { class: "diagram-note", role: "status" },
+        `⚠ ${one ? "This step is" : `${names.length} steps are`} not reached from any trigger, ` +
+          `so ${one ? "it never runs" : "they never run"}: ${names.join(", ")}.`,
+      ),
+    );
+  }
   const graph = layout(model);
   const placedPorts = ports(graph);
   const outCount = new Map();
@@ -350,6 +383,7 @@ export function renderDiagram(container, model, { highlight, selected, onSelect 
       const el = jobNode(node, {
         changed: marks.jobs.has(node.item.key),
         selected: selected === node.item.key,
+        unreachable: stranded.has(node.item.key),
       });
       if (onSelect) {
         el.addEventListener("click", () => onSelect(node.item.key));

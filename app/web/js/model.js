@@ -53,6 +53,31 @@ export function adaptorLabel(adaptor) {
   return version && version !== "latest" ? `${name} ${version}` : name;
 }
 
+// Keys of the steps no trigger reaches through enabled edges: OpenFn never runs them.
+// None while no trigger starts anything (the server notes the unconnected trigger).
+export function unreachableSteps(model) {
+  const next = new Map();
+  for (const edge of model.edges) {
+    if (!edge.enabled) continue;
+    if (!next.has(edge.source)) next.set(edge.source, []);
+    next.get(edge.source).push(edge.target);
+  }
+  const starts = model.triggers.map((trigger) => trigger.key).filter((key) => next.has(key));
+  if (!starts.length) return new Set();
+  const jobs = new Set(model.jobs.map((job) => job.key));
+  const reached = new Set();
+  const todo = [...starts];
+  while (todo.length) {
+    for (const target of next.get(todo.pop()) || []) {
+      if (jobs.has(target) && !reached.has(target)) {
+        reached.add(target);
+        todo.push(target);
+      }
+    }
+  }
+  return new Set(model.jobs.map((job) => job.key).filter((key) => !reached.has(key)));
+}
+
 export function conditionText(edge) {
   let text;
   switch (edge.condition) {
