@@ -13,6 +13,7 @@ from tools.document.conditions import (
     unguarded,
 )
 from tools.document.importing import check_unique_ids, mint_missing_ids
+from tools.document.openfn import import_workflows
 from tools.errors import DocumentError
 from tools.registry import document_problems
 
@@ -181,3 +182,29 @@ def test_the_success_guard_is_the_runtimes_own() -> None:
     # An expression that decides on failure itself is kept as written.
     assert on_success_and("Boolean(state.errors)") == "Boolean(state.errors)"
     assert unguarded("state.data.a") is None
+
+
+LIGHTNING_DUPLICATE_IDS = """\
+name: p
+workflows:
+  w:
+    name: W
+    jobs:
+      a: {id: 7d0e9b2c-0000-4000-8000-000000000001, name: A, adaptor: '@openfn/language-common@latest', body: 'fn(s => s);'}
+      b: {id: 7d0e9b2c-0000-4000-8000-000000000001, name: B, adaptor: '@openfn/language-common@latest', body: 'fn(s => s);'}
+    triggers:
+      webhook: {type: webhook, enabled: true}
+    edges:
+      webhook->a: {source_trigger: webhook, target_job: a, condition_type: always, enabled: true}
+"""  # noqa: E501
+
+
+def test_duplicate_ids_are_an_error_on_every_import_format() -> None:
+    counter = iter(f"00000000-0000-4000-9000-{n:012d}" for n in range(1, 99))
+    with pytest.raises(DocumentError) as caught:
+        import_workflows("lightning", LIGHTNING_DUPLICATE_IDS, new_id=lambda: next(counter))
+    assert caught.value.code == "duplicate_id"
+    assert "jobs.a, jobs.b" in caught.value.message
+    fine = LIGHTNING_DUPLICATE_IDS.replace("000000000001, name: B", "000000000002, name: B")
+    (doc,) = import_workflows("lightning", fine, new_id=lambda: next(counter))
+    assert set(doc.structure.jobs) == {"a", "b"}

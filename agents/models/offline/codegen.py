@@ -174,7 +174,9 @@ def operation_call(function: dict[str, Any], request: str = "", name: str = "") 
 
 
 def _pick(functions: list[dict[str, Any]], preferred: list[str]) -> dict[str, Any] | None:
-    by_name = {f["name"]: f for f in functions}
+    # The facts list some functions without parameters (namespaced ones such as common's
+    # ``http.get`` by name only): with nothing to fill, ``http.get()`` cannot run.
+    by_name = {f["name"]: f for f in functions if f.get("params")}
     for name in preferred:
         if name in by_name:
             return by_name[name]

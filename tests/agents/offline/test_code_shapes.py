@@ -140,6 +140,20 @@ def test_payload_arguments_are_functions_of_state(adaptor: str) -> None:
                 assert "state => state.data" in body, (adaptor, body)
 
 
+@pytest.mark.parametrize("adaptor", sorted(load_catalogue().adaptors))
+def test_no_operation_is_called_without_the_arguments_it_needs(adaptor: str) -> None:
+    """A function whose parameters the facts do not list (namespaced ones, or e.g.
+    fhir-ndr-et's ``create``) is never called as ``name()``: that cannot run."""
+    functions = _functions(adaptor)
+    params = {f["name"]: f["params"] for f in functions}
+    job = {"key": "step", "name": "Check insurance", "adaptor": f"{adaptor}@latest"}
+    for request_text in ("fetch the patients and post them", "check the insurance", ""):
+        body = starter_code(job, functions, request_text)
+        for name in top_level_operations(body):
+            if name != "fn":
+                assert params.get(name), (adaptor, name, body)
+
+
 def test_the_request_noun_skips_articles() -> None:
     """'fetch the patients' names the resource 'patients', not 'the'."""
     body = starter_code(
