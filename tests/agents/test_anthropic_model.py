@@ -32,9 +32,9 @@ from tests.fakes.anthropic_server import (
 
 API_KEY = "sk-ant-test-DO-NOT-LEAK-5f3c9a"
 MODELS: dict[Any, str] = {
-    "router": "claude-router-small",
-    "planner": "claude-planner-big",
-    "job_code": "claude-code-big",
+    "router": "claude-haiku-4-5",
+    "planner": "claude-opus-4-5",
+    "job_code": "claude-sonnet-4-6",
 }
 SYSTEM = "You are the Planwright planner. Edit the workflow only through tools."
 TOOLS: tuple[dict[str, Any], ...] = (
@@ -181,9 +181,10 @@ async def test_usage_includes_cache_tokens_per_call(
 ) -> None:
     fake_anthropic.queue(text_reply("first"), text_reply("second"))
     model = make_model()
+    system = SYSTEM + " Keep every step's key." * 1200  # over the planner's 4,096 minimum
 
-    first = await model.create(request())
-    second = await model.create(request())
+    first = await model.create(request(system=system))
+    second = await model.create(request(system=system))
 
     assert first.usage.input_tokens > 0
     assert first.usage.output_tokens > 0
@@ -207,7 +208,7 @@ async def test_model_id_follows_role(
 async def test_role_without_a_model_id_is_a_model_error(
     fake_anthropic: FakeAnthropicServer, make_model: MakeModel
 ) -> None:
-    model = make_model(models={"planner": "claude-planner-big"})
+    model = make_model(models={"planner": "claude-opus-4-5"})
     with pytest.raises(ModelError, match="router"):
         await model.create(request(role="router"))
     assert fake_anthropic.requests == []

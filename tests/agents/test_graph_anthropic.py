@@ -17,7 +17,11 @@ from tests.fakes.anthropic_server import (
     tool_reply,
 )
 
-MODELS = {"router": "fake-haiku", "planner": "fake-opus", "job_code": "fake-sonnet"}
+MODELS = {
+    "router": "claude-haiku-4-5",
+    "planner": "claude-opus-4-5",
+    "job_code": "claude-sonnet-4-6",
+}
 
 
 def _model(server: FakeAnthropicServer, **kwargs: object) -> AnthropicModel:
@@ -41,7 +45,7 @@ async def test_tool_round_then_streamed_answer(fake_anthropic: FakeAnthropicServ
     assert len(deltas) > 1
     assert "".join(d["text"] for d in deltas) == "Renamed Check coverage to Verify coverage."
     first, second = fake_anthropic.requests
-    assert first.model == "fake-opus" and first.stream
+    assert first.model == "claude-opus-4-5" and first.stream
     assert first.system[0]["cache_control"] == {"type": "ephemeral"}
     assert first.tools[-1]["cache_control"] == {"type": "ephemeral"}
     assert {t["name"] for t in first.tools} >= {"add_jobs", "call_job_code_agent"}
@@ -94,7 +98,7 @@ async def test_router_uses_the_small_model_with_a_forced_route_call(
     )
     await run(_model(fake_anthropic), "what does this code do?", page="job", job_key="check")
     router_call = fake_anthropic.requests[0]
-    assert router_call.model == "fake-haiku"
+    assert router_call.model == "claude-haiku-4-5"
     assert router_call.tool_choice == {"type": "tool", "name": "route"}
 
 

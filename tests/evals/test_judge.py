@@ -15,7 +15,7 @@ RENAME = ("update_jobs", {"jobs": [{"key": "send-sms", "name": "Text patient"}]}
 
 
 def _judge(server: FakeAnthropicServer) -> Judge:
-    return Judge(JudgeConfig(SecretStr("test-key"), server.base_url, model="claude-judge"))
+    return Judge(JudgeConfig(SecretStr("test-key"), server.base_url, model="claude-haiku-4-5"))
 
 
 async def test_judge_is_skipped_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,7 +48,7 @@ async def test_judge_passes_with_a_good_verdict(fake_anthropic: FakeAnthropicSer
     assert result.name == "judge:general" and result.score == 1.0
     assert "5/5" in result.comment
     request = fake_anthropic.requests[0]
-    assert request.model == "claude-judge"
+    assert request.model == "claude-haiku-4-5"
     assert request.tool_choice == {"type": "tool", "name": "grade"}
     assert "Rubric: general edit turn" in str(request.system)
     prompt = str(request.messages[0]["content"])

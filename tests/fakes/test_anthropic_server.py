@@ -30,7 +30,7 @@ from tests.fakes.anthropic_server import (
 
 # Registers the `fake_anthropic` / `fake_anthropic_env` fixtures for this module.
 
-MODEL = "claude-test-model"
+MODEL = "claude-sonnet-4-6"
 USER: list[Any] = [{"role": "user", "content": "Add a dedupe step before the upsert."}]
 TOOLS: list[Any] = [
     {
@@ -51,7 +51,7 @@ TOOLS: list[Any] = [
 SYSTEM_CACHED: list[Any] = [
     {
         "type": "text",
-        "text": "You are the Planwright planner. " * 40,
+        "text": "You are the Planwright planner. " * 300,  # over the 2,048-token minimum
         "cache_control": {"type": "ephemeral"},
     }
 ]
@@ -404,7 +404,7 @@ def test_count_tokens(fake_anthropic: FakeAnthropicServer) -> None:
 
 def test_cache_accounting_on_identical_prefix(fake_anthropic: FakeAnthropicServer) -> None:
     fake_anthropic.default_reply = text_reply("ok")
-    other_system = [{**SYSTEM_CACHED[0], "text": "A different prompt."}]
+    other_system = [{**SYSTEM_CACHED[0], "text": "A different prompt. " * 500}]
     with client(fake_anthropic) as c:
         first = create(c, system=SYSTEM_CACHED, tools=TOOLS).usage
         second = create(c, system=SYSTEM_CACHED, tools=TOOLS, messages=[*USER, *USER]).usage
