@@ -1,11 +1,12 @@
 """``AnthropicModel``: the Messages API through the official ``anthropic`` SDK.
 
 Every call streams (``client.messages.stream``) so answer text reaches
-``on_text`` as it is produced. The system prompt and the tool list are marked
-for prompt caching. Retries and timeouts are the SDK's own (``max_retries`` and
-``timeout`` on the client); this module only translates what is left after them
-into Planwright's model errors. The API key never appears in a message, a log
-line or ``repr``.
+``on_text`` as it is produced. The system prompt, the tool list and the newest
+user messages are marked for prompt caching (a rolling breakpoint, so each
+round reads the rounds before it from the cache). Retries and timeouts are the
+SDK's own (``max_retries`` and ``timeout`` on the client); this module only
+translates what is left after them into Planwright's model errors. The API key
+never appears in a message, a log line or ``repr``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,39 @@ _TRANSIENT_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error
 # The stream helper raises ValueError with this text for tool input JSON it cannot parse.
 _BROKEN_TOOL_JSON = "Unable to parse tool parameter JSON"
 _NO_CREDENTIALS = "Could not resolve authentication method"
+
+
+MESSAGE_BREAKPOINTS = 2
+"""Breakpoints on the conversation: its newest user message, and the one before it.
+
+With the system prompt's and the tools' that makes the API's maximum of 4. The
+newest one writes the whole conversation so far to the cache; the one before
+sits where the previous request's newest one was, so the next round reads
+everything up to it even when a round added more than the API's 20-block lookback.
+"""
+
+
+def rolling_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with a cache breakpoint on the last block of the newest user messages.
+
+    Copies what it marks; the caller's messages are never modified.
+    """
+    out = list(messages)
+    marked = 0
+    for index in range(len(out) - 1, -1, -1):
+        if marked == MESSAGE_BREAKPOINTS:
+            break
+        message = out[index]
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not blocks or (isinstance(content, str) and not content):
+            continue
+        blocks = [*blocks[:-1], {**blocks[-1], "cache_control": dict(EPHEMERAL)}]
+        out[index] = {**message, "content": blocks}
+        marked += 1
+    return out
 
 
 class _SinkFailedError(Exception):
@@ -124,7 +158,7 @@ class AnthropicModel:
         params: dict[str, Any] = {
             "model": self.model_for(request.role),
             "max_tokens": request.max_tokens,
-            "messages": request.messages,
+            "messages": rolling_breakpoints(request.messages),
         }
         if request.system:
             params["system"] = [

@@ -96,8 +96,7 @@ async def collect_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
             changes += [c.as_dict() for c in stitched.changes]
             emit(workflow_event(yaml, version, stitched.changes))
         note = f" The code agent said: {item['text']}" if item["text"] else ""
-        results[use_id] = tool_result_block(use_id, stitched)
-        results[use_id]["content"] += note
+        results[use_id] = tool_result_block(use_id, stitched, doc.structure, note)
     return {
         "yaml": yaml,
         "version": version,

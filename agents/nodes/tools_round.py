@@ -19,14 +19,23 @@ from agents.nodes.commit import commit
 from agents.runtime import TurnRuntime
 from agents.state import CodeTask, TurnState
 from tools.base import ToolResult
-from tools.document.redaction import render_structure
+from tools.document.redaction import render_changes
+from tools.document.structure import Structure
 from tools.registry import run_tool, spec_for
 
 DECLINED = "The user declined this change, so it was not made. The workflow was not changed."
 
 
-def tool_result_block(use_id: str, result: ToolResult) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use_id, "content": result.text}
+def tool_result_block(
+    use_id: str, result: ToolResult, structure: Structure | None = None, note: str = ""
+) -> dict[str, Any]:
+    """The tool_result for ``result``; after a mutation, with the changed entries as they
+    are now in ``structure`` (the model saw the whole structure once, at the turn's start).
+    """
+    content = result.text + note
+    if structure is not None and result.mutated:
+        content += "\n\n" + render_changes(structure, result.changes)
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use_id, "content": content}
     if not result.ok:
         block["is_error"] = True
     return block
@@ -54,7 +63,6 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
     changes = list(state.get("changes") or [])
     results: dict[str, dict[str, Any]] = {}
     code_requests: list[tuple[str, str, dict[str, Any]]] = []
-    last_mutation: str | None = None
     for use in state.get("pending") or []:
         use_id, name, args = use["id"], use["name"], use.get("input")
         if calls >= rt.config.max_tool_calls:
@@ -84,9 +92,8 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
             yaml, version = await commit(rt, state, doc, version, name, result)
             changes += [c.as_dict() for c in result.changes]
             emit(workflow_event(yaml, version, result.changes))
-            last_mutation = use_id
         emit(StatusEvent(phase="settled", tool=name, text=result.headline, tool_use_id=use_id))
-        results[use_id] = tool_result_block(use_id, result)
+        results[use_id] = tool_result_block(use_id, result, doc.structure)
     tasks: list[CodeTask] = []
     for use_id, name, args in code_requests:
         result = run_tool(doc, name, args, read_only=read_only, context=rt.tools)
@@ -110,9 +117,6 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
                 version=version,
             )
         )
-    if last_mutation is not None:
-        block = results[last_mutation]
-        block["content"] += f"\n\nThe workflow now:\n{render_structure(doc.structure)}"
     update: dict[str, Any] = {
         "yaml": yaml,
         "version": version,

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
 from tools.catalogue.names import adaptor_short_name
-from tools.document.structure import Structure
+from tools.document.structure import Change, Structure
 from tools.jobcode import body_line_count, has_code
+
+CHANGES_HEADING = "Changed entries as they are now:"
+"""First line of :func:`render_changes` (what readers of tool results split on)."""
 
 
 @lru_cache(maxsize=8192)
@@ -76,22 +80,81 @@ def render_structure(structure: Structure) -> str:
         lines.append("Steps: (none)")
     else:
         lines.append("Steps:")
-        for job in view["jobs"]:
-            code = f"{job['code_lines']} lines of code" if job["has_code"] else "no code yet"
-            short = adaptor_short_name(job["adaptor"])
-            credential = f" credential {job['credential']!r}" if "credential" in job else ""
-            lines.append(f"- {job['key']}: {job['name']!r} [{short}]{credential} ({code})")
-    for trigger in view["triggers"]:
-        state = "enabled" if trigger["enabled"] else "disabled"
-        schedule = f" '{trigger['cron_expression']}'" if "cron_expression" in trigger else ""
-        lines.append(f"Trigger {trigger['key']}: {trigger['type']}{schedule}, {state}")
+        lines.extend(_job_line(job) for job in view["jobs"])
+    lines.extend(_trigger_line(trigger) for trigger in view["triggers"])
     if view["edges"]:
         lines.append("Edges:")
-        for edge in view["edges"]:
-            condition = edge["condition_type"]
-            if "condition_expression" in edge:
-                condition = f"when {edge['condition_expression']}"
-            label = f" [{edge['condition_label']}]" if "condition_label" in edge else ""
-            off = " (disabled)" if edge.get("enabled") is False else ""
-            lines.append(f"- {edge['source']} -> {edge['target']}: {condition}{label}{off}")
+        lines.extend(_edge_line(edge) for edge in view["edges"])
     return "\n".join(lines)
+
+
+def render_changes(structure: Structure, changes: Sequence[Change]) -> str:
+    """The entries ``changes`` touched, as they are now, in the lines of ``render_structure``.
+
+    A tool result carries this instead of the whole structure, so the model's
+    view stays exact at the cost of the change: changed or added steps (with
+    every edge that touches them, since a rename re-keys those), triggers and
+    edges as they now read, and what was removed.
+    """
+    if not changes:
+        return ""
+    view = redact(structure)
+    jobs = {job["key"]: job for job in view["jobs"]}
+    triggers = {t["key"]: t for t in view["triggers"]}
+    edges = dict(zip(structure.edges, view["edges"], strict=True))
+    job_keys: list[str] = []
+    trigger_keys: list[str] = []
+    edge_keys: list[str] = []
+    removed: list[str] = []
+    named = False
+    for change in changes:
+        if change.action == "removed":
+            label = {"job": "step", "trigger": "trigger", "edge": "edge"}.get(change.kind, "")
+            removed.append(f"{label} {change.key}".strip())
+        elif change.kind == "workflow":
+            named = True
+        elif change.kind == "job" and change.key in jobs:
+            job_keys.append(change.key)
+            edge_keys += [k for k, e in edges.items() if change.key in (e["source"], e["target"])]
+        elif change.kind == "trigger" and change.key in triggers:
+            trigger_keys.append(change.key)
+            edge_keys += [k for k, e in edges.items() if e["source"] == change.key]
+        elif change.kind == "edge" and change.key in edges:
+            edge_keys.append(change.key)
+    lines = [CHANGES_HEADING]
+    if named:
+        lines.append(f"Workflow: {view['name'] or '(unnamed)'}")
+    if job_keys:
+        lines.append("Steps:")
+        lines.extend(_job_line(jobs[k]) for k in dict.fromkeys(job_keys))
+    lines.extend(_trigger_line(triggers[k]) for k in dict.fromkeys(trigger_keys))
+    if edge_keys:
+        lines.append("Edges:")
+        lines.extend(_edge_line(edges[k]) for k in dict.fromkeys(edge_keys))
+    live = {*jobs, *triggers, *edges}
+    gone = [r for r in dict.fromkeys(removed) if r.split(" ", 1)[-1] not in live]
+    if gone:
+        lines.append("Removed: " + ", ".join(gone))
+    return "\n".join(lines)
+
+
+def _job_line(job: dict[str, Any]) -> str:
+    code = f"{job['code_lines']} lines of code" if job["has_code"] else "no code yet"
+    short = adaptor_short_name(job["adaptor"])
+    credential = f" credential {job['credential']!r}" if "credential" in job else ""
+    return f"- {job['key']}: {job['name']!r} [{short}]{credential} ({code})"
+
+
+def _trigger_line(trigger: dict[str, Any]) -> str:
+    state = "enabled" if trigger["enabled"] else "disabled"
+    schedule = f" '{trigger['cron_expression']}'" if "cron_expression" in trigger else ""
+    return f"Trigger {trigger['key']}: {trigger['type']}{schedule}, {state}"
+
+
+def _edge_line(edge: dict[str, Any]) -> str:
+    condition = edge["condition_type"]
+    if "condition_expression" in edge:
+        condition = f"when {edge['condition_expression']}"
+    label = f" [{edge['condition_label']}]" if "condition_label" in edge else ""
+    off = " (disabled)" if edge.get("enabled") is False else ""
+    return f"- {edge['source']} -> {edge['target']}: {condition}{label}{off}"

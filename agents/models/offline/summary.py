@@ -17,6 +17,7 @@ from agents.models.offline.schedule import describe_trigger
 from agents.models.offline.view import EdgeView, View, condition_words
 from tools.base import ToolSpec
 from tools.document.names import sanitise_name
+from tools.document.redaction import CHANGES_HEADING
 from tools.edits import (
     add_edges,
     add_jobs,
@@ -33,7 +34,7 @@ from tools.edits import (
 )
 from tools.registry import spec_for
 
-_STRUCTURE = "\n\nThe workflow now:"
+_STRUCTURE = f"\n\n{CHANGES_HEADING}"
 _SAVED_TRIGGER = re.compile(r"trigger \S+: (?:webhook|cron '(?P<cron>[^']*)'), (?P<state>\w+)")
 
 
