@@ -90,7 +90,7 @@ async def collect_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
                 use_id, "code_not_written", f"No code was written for {item['job_key']!r}: {reason}"
             )
             continue
-        stitched = stitch_job_code(doc, item["job_key"], item["body"])
+        stitched = stitch_job_code(doc, item["job_key"], item["body"], catalogue=rt.tools.catalogue)
         if stitched.mutated:
             yaml, version = await commit(rt, state, doc, version, item["tool"], stitched)
             changes += [c.as_dict() for c in stitched.changes]
@@ -118,7 +118,7 @@ async def direct_code_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> d
     changes: list[dict[str, str]] = []
     text = result.text
     if result.body is not None:
-        stitched = stitch_job_code(doc, job_key, result.body)
+        stitched = stitch_job_code(doc, job_key, result.body, catalogue=rt.tools.catalogue)
         if stitched.mutated:
             yaml, version = await commit(rt, state, doc, version, CODE_EDIT_TOOL.name, stitched)
             changes = [c.as_dict() for c in stitched.changes]

@@ -19,11 +19,18 @@ from pydantic import ValidationError
 from agents.events import StatusEvent
 from agents.models.base import ModelRequest, RequestContext
 from agents.runtime import TurnRuntime
+from tools.catalogue.adaptors import Adaptor
 from tools.document import WorkflowDocument
 from tools.document.structure import Job
 from tools.edits.edit_job_code import EditJobCodeArgs
 from tools.errors import CodeEditError
-from tools.jobcode import CodeEdit, apply_code_edits, check_job_code, format_problems
+from tools.jobcode import (
+    CodeEdit,
+    apply_code_edits,
+    check_job_code,
+    format_problems,
+    problems_error_code,
+)
 from tools.registry import CODE_EDIT_TOOL
 
 
@@ -150,7 +157,7 @@ async def run_code_agent(
         if not any(u["name"] == CODE_EDIT_TOOL.name for u in uses):
             break
         messages.append({"role": "assistant", "content": response.content})
-        new_body, answers, feedback = _apply_reply(body, uses)
+        new_body, answers, feedback = _apply_reply(body, uses, rt.tools.catalogue.get(job.adaptor))
         if new_body is not None:
             result.body, result.error = new_body, None
             break
@@ -170,7 +177,7 @@ async def run_code_agent(
 
 
 def _apply_reply(
-    body: str, uses: list[dict[str, Any]]
+    body: str, uses: list[dict[str, Any]], adaptor: Adaptor | None = None
 ) -> tuple[str | None, list[dict[str, Any]], str]:
     """Apply every ``edit_job_code`` call of one reply to ``body``, in order.
 
@@ -180,7 +187,9 @@ def _apply_reply(
     applied, and ``answers`` holds one error ``tool_result`` for *every*
     tool_use of the reply, in order (the failing call says why, the others that
     they were not applied, calls to other tools that only ``edit_job_code``
-    exists), as the Messages API requires for the retry.
+    exists), as the Messages API requires for the retry. Code calling a function the
+    step's ``adaptor`` lacks is refused like any other problem, its result starting
+    ``Error (unknown_operation):`` so the agent picks another name.
     """
     current = body
     failed: str | None = None
@@ -196,10 +205,12 @@ def _apply_reply(
             break
         current = applied
     if failed is None:
-        problems = check_job_code(current)
+        problems = check_job_code(current, adaptor)
         if not problems:
             return current, [], ""
-        failed, why = last_edit, "The code has problems:\n" + format_problems(problems)
+        failed = last_edit
+        why = f"Error ({problems_error_code(problems)}): the code has problems:\n"
+        why += format_problems(problems)
     answers: list[dict[str, Any]] = []
     for use in uses:
         if use["id"] == failed:

@@ -95,6 +95,61 @@ async def test_code_that_stays_invalid_is_never_stitched() -> None:
     assert outcome.of("workflow") == []
 
 
+def _rewrite(code: str) -> ModelResponse:
+    return S.tool_calls(("edit_job_code", {"edits": [{"action": "rewrite", "new_code": code}]}))
+
+
+async def test_a_function_the_adaptor_lacks_is_refused_as_data_and_the_fix_is_stitched() -> None:
+    planner = ScriptedModel(
+        [
+            S.tool_calls(("call_job_code_agent", {"job_key": "fetch", "message": "post it"})),
+            S.text("Wrote the fetch step."),
+        ]
+    )
+    # language-http has post, not http.post (that namespace is language-common's).
+    coder = ScriptedModel([_rewrite("http.post('/referrals', $.data);\n"), _rewrite("post('/r');")])
+    outcome = await run(_by_role(planner=planner, job_code=coder), "write the code")
+    feedback = coder.requests[1].messages[-1]["content"][0]
+    assert feedback["is_error"]
+    assert feedback["content"].startswith("Error (unknown_operation):")
+    assert "`http.post` is not a function of @openfn/language-http@7.3.2" in feedback["content"]
+    assert "did you mean `post`" in feedback["content"]
+    assert outcome.doc.structure.jobs["fetch"].body == "post('/r');\n"
+
+
+async def test_code_that_keeps_calling_a_missing_function_is_never_stitched() -> None:
+    planner = ScriptedModel(
+        [
+            S.tool_calls(("call_job_code_agent", {"job_key": "check", "message": "write it"})),
+            S.text("The code agent could not write it."),
+        ]
+    )
+    coder = ScriptedModel(
+        [_rewrite("sendMail({ to: 'x' });"), _rewrite("fn(s => s);\nsendMail();")]
+    )
+    outcome = await run(_by_role(planner=planner, job_code=coder), "write the code")
+    assert outcome.state["yaml"] == BASE_YAML
+    report = planner.requests[1].messages[-1]["content"][0]
+    assert report["is_error"] and "code_not_written" in report["content"]
+    assert "unknown_operation" in report["content"] and "sendMail" in report["content"]
+
+
+async def test_operations_of_the_steps_own_adaptor_pass() -> None:
+    planner = ScriptedModel(
+        [
+            S.tool_calls(("call_job_code_agent", {"job_key": "check", "message": "write it"})),
+            S.text("Done."),
+        ]
+    )
+    # language-fhir exports getClaim and re-exports language-common's each and fn.
+    code = "each('$.items[*]', getClaim($.id));\nfn(state => state);\n"
+    coder = ScriptedModel([_rewrite(code)])
+    outcome = await run(_by_role(planner=planner, job_code=coder), "write the code")
+    # The step's body had no trailing newline, and keeps that convention.
+    assert outcome.doc.structure.jobs["check"].body == code.rstrip("\n")
+    assert len(coder.requests) == 1
+
+
 async def test_code_request_for_an_unknown_step_is_an_error_not_a_sub_agent() -> None:
     planner = ScriptedModel(
         [

@@ -3,6 +3,7 @@
 - ``parse``: the public types and the tree-sitter plumbing;
 - ``syntax``: syntax errors, sharpened by bracket matching;
 - ``lint``: the OpenFn rules and :func:`check_job_code` / :func:`format_problems`;
+- ``operations``: the calls a body makes must exist in its step's adaptor;
 - ``apply``: the ``edit_job_code`` tool's edits (:func:`apply_code_edits`);
 - ``body``: small questions (:func:`has_code`, :func:`body_line_count`,
   :func:`top_level_operations`);
@@ -11,7 +12,7 @@
 
 from tools.jobcode.apply import apply_code_edits
 from tools.jobcode.body import body_line_count, has_code, top_level_operations
-from tools.jobcode.lint import check_job_code, format_problems
+from tools.jobcode.lint import check_job_code, format_problems, problems_error_code
 from tools.jobcode.parse import STANDARD_EMPTY_BODY, CodeEdit, CodeProblem
 
 __all__ = [
@@ -23,5 +24,6 @@ __all__ = [
     "check_job_code",
     "format_problems",
     "has_code",
+    "problems_error_code",
     "top_level_operations",
 ]

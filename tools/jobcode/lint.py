@@ -1,14 +1,21 @@
 """The OpenFn job-code rules, and ``check_job_code`` which runs the syntax checks then them.
 
-Only operation calls at the top level; no import, require, export or top-level await.
+Only operation calls at the top level; no import, require, export or top-level await;
+and (``operations``) only operations the step's adaptor has.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
+from tools.jobcode.operations import (
+    NOT_OPERATION_NAMESPACES,
+    UNKNOWN_OPERATION,
+    operation_problems,
+)
 from tools.jobcode.parse import (
     COMMENT_TYPES,
     FUNCTION_TYPES,
@@ -19,39 +26,22 @@ from tools.jobcode.parse import (
 )
 from tools.jobcode.syntax import elided_argument_problems, syntax_problems
 
-# Identifiers whose methods are plain JavaScript, never OpenFn operations.
-_NOT_OPERATION_NAMESPACES = frozenset(
-    {
-        "$",
-        "Array",
-        "Boolean",
-        "Date",
-        "JSON",
-        "Math",
-        "Number",
-        "Object",
-        "Promise",
-        "Reflect",
-        "String",
-        "Symbol",
-        "console",
-        "globalThis",
-        "process",
-        "state",
-        "util",
-        "window",
-    }
-)
+if TYPE_CHECKING:
+    from tools.catalogue.adaptors import Adaptor
+
 _WRAP_HINT = "e.g. fn(state => { ...; return state; })"
 
 
-def check_job_code(body: str) -> list[CodeProblem]:
+def check_job_code(body: str, adaptor: Adaptor | None = None) -> list[CodeProblem]:
     """Syntax-check and lint ``body``; an empty list means it is fine.
 
     Syntax problems come from tree-sitter ERROR/MISSING nodes, sharpened by a
     bracket-matching pass over the parsed tokens; lint problems are the OpenFn
     job-code rules (only operation calls at the top level; no import, require,
-    export or top-level await). Sorted by (line, column).
+    export or top-level await) and, given the step's ``adaptor``, that every
+    operation it calls exists there (``unknown_operation``, with a did-you-mean).
+    Without an adaptor (or for one the catalogue does not know) operations are not
+    checked. Sorted by (line, column).
     """
     source = Source(body)
     captures = source.captures()
@@ -60,6 +50,8 @@ def check_job_code(body: str) -> list[CodeProblem]:
         raws.extend(syntax_problems(source))
     raws.extend(elided_argument_problems(captures.get("arguments", [])))
     raws.extend(lint_problems(source, captures))
+    if adaptor is not None and not source.root.has_error:
+        raws.extend(operation_problems(source, adaptor))
 
     problems: set[CodeProblem] = set()
     for raw in raws:
@@ -263,7 +255,7 @@ def operation_name(source: Source, node: Node) -> str | None:
         return operation_name(source, obj)
     if obj.type == "identifier" and prop.type == "property_identifier":
         namespace = source.text(obj)
-        if namespace in _NOT_OPERATION_NAMESPACES:
+        if namespace in NOT_OPERATION_NAMESPACES:
             return None
         return f"{namespace}.{source.text(prop)}"
     return None
@@ -345,6 +337,15 @@ def _not_operation_message(source: Source, statement: Node) -> str | None:
         f"top-level `{brief(source.text(statement))}` is not an operation: {prefix}; "
         f"move it inside an operation callback, {_WRAP_HINT}"
     )
+
+
+def problems_error_code(problems: Sequence[CodeProblem]) -> str:
+    """The stable error code for a body refused with ``problems``: ``unknown_operation``
+    when calls to functions the adaptor lacks are all that is wrong (the fix is another
+    name), else ``invalid_job_code``."""
+    if problems and all(p.rule == UNKNOWN_OPERATION for p in problems):
+        return UNKNOWN_OPERATION
+    return "invalid_job_code"
 
 
 def format_problems(problems: Sequence[CodeProblem], *, limit: int = 30) -> str:

@@ -3,27 +3,37 @@
 from __future__ import annotations
 
 from tools.base import ToolResult
+from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
 from tools.document import WorkflowDocument
 from tools.document.refs import require_job
 from tools.document.structure import Change, Draft, UpdateEntry
 from tools.errors import DocumentError, PlanwrightError
-from tools.jobcode import check_job_code, format_problems
+from tools.jobcode import check_job_code, format_problems, problems_error_code
 
 
-def stitch_job_code(doc: WorkflowDocument, job_key: str, body: str) -> ToolResult:
+def stitch_job_code(
+    doc: WorkflowDocument,
+    job_key: str,
+    body: str,
+    *,
+    catalogue: AdaptorCatalogue | None = None,
+) -> ToolResult:
     """Replace the body of step ``job_key`` with ``body`` if it parses and lints clean.
 
     The step is named exactly (no fuzzy matching); nothing else in the document
-    is touched. A body with problems is refused and the document is unchanged.
+    is touched. A body with problems is refused and the document is unchanged;
+    so is one calling an operation the step's adaptor (looked up in ``catalogue``,
+    by default the packaged one) does not have (``unknown_operation``).
     """
     try:
         job = require_job(doc.structure, job_key)
     except PlanwrightError as exc:
         return ToolResult.failure(exc.code, exc.message, mutating=True)
-    problems = check_job_code(body)
+    adaptor = (catalogue or load_catalogue()).get(job.adaptor or "")
+    problems = check_job_code(body, adaptor)
     if problems:
         return ToolResult.failure(
-            "invalid_job_code",
+            problems_error_code(problems),
             f"The code for {job_key!r} has problems:\n{format_problems(problems)}\n".rstrip(),
             mutating=True,
         )

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agents.models.offline.grammar import camel, imperative, js_string, words
+from tools.catalogue.adaptors import load_catalogue
 from tools.catalogue.names import adaptor_short_name
 from tools.jobcode import check_job_code
 
@@ -207,8 +208,12 @@ def starter_code(job: dict[str, Any], functions: list[dict[str, Any]], request: 
             continue
         used.add(function["name"])
         lines.append(operation_call(function, request, name))
+    entry = load_catalogue().get(adaptor)
     if "write" in wanted and not {"read", "transform"} & set(wanted) and used:
-        return _checked("\n".join(lines) + "\n", name)
+        return _checked("\n".join(lines) + "\n", name, adaptor)
+    if entry is not None and not entry.has_call("fn"):
+        # No fn() in this adaptor (the facts list none for language-collections).
+        return _checked("\n".join(lines) + "\n", name, adaptor)
     lines += [
         "fn(state => {",
         "  // Shape the data for the next step here. Keep state.data's shape: the",
@@ -218,13 +223,22 @@ def starter_code(job: dict[str, Any], functions: list[dict[str, Any]], request: 
         "  return state;",
         "});",
     ]
-    return _checked("\n".join(lines) + "\n", name)
+    return _checked("\n".join(lines) + "\n", name, adaptor)
 
 
-def _checked(code: str, name: str) -> str:
-    return code if not check_job_code(code) else minimal_code(name, "generated code did not check")
+def _checked(code: str, name: str, adaptor: str = "") -> str:
+    # Checked against the step's adaptor too: a name it lacks would be refused.
+    if not check_job_code(code, load_catalogue().get(adaptor)):
+        return code
+    return minimal_code(name, "generated code did not check", adaptor)
 
 
-def minimal_code(name: str, reason: str = "") -> str:
+def minimal_code(name: str, reason: str = "", adaptor: str = "") -> str:
+    """``fn(state => state)``, or only a comment where the adaptor has no ``fn`` (the
+    facts list none for language-collections or -flutterwave)."""
     note = f" ({_comment(reason)})" if reason else ""
-    return f"// {_comment(name)}: minimal placeholder written offline{note}.\nfn(state => state);\n"
+    head = f"// {_comment(name)}: minimal placeholder written offline{note}.\n"
+    entry = load_catalogue().get(adaptor)
+    if entry is not None and not entry.has_call("fn"):
+        return head
+    return head + "fn(state => state);\n"

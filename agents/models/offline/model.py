@@ -26,6 +26,7 @@ from agents.models.offline.planner import plan
 from agents.models.offline.references import NeedsAnswer, Resolver
 from agents.models.offline.summary import final_text
 from agents.models.offline.view import View
+from tools.catalogue.adaptors import load_catalogue
 from tools.jobcode import check_job_code, format_problems, has_code, top_level_operations
 
 ToolRound = list[tuple[str, dict[str, Any], str, bool]]
@@ -108,7 +109,7 @@ class OfflineModel:
         if not rounds:
             body = str(job.get("body") or "")
             if has_code(body) and not REWRITE.search(ctx.user_text):
-                return _text_response(request, _review(name, body))
+                return _text_response(request, _review(name, body, str(job.get("adaptor") or "")))
             code = starter_code(job, ctx.adaptor_functions, ctx.user_text)
             intro = f'Writing starter code for "{name}" ({_operations(code)}).'
             return _tool_response(request, [("edit_job_code", _rewrite(code))], intro)
@@ -122,7 +123,7 @@ class OfflineModel:
                 )
             reason = "the starter code was rejected"
             intro = f'Replacing the code of "{name}" with a minimal valid placeholder.'
-            code = minimal_code(name, reason)
+            code = minimal_code(name, reason, str(job.get("adaptor") or ""))
             return _tool_response(request, [("edit_job_code", _rewrite(code))], intro)
         code = str((last_input.get("edits") or [{}])[-1].get("new_code", ""))
         return _text_response(
@@ -141,9 +142,9 @@ def _operations(code: str) -> str:
     return ", ".join(f"{op}(...)" for op in operations) or "a placeholder"
 
 
-def _review(name: str, body: str) -> str:
+def _review(name: str, body: str, adaptor: str = "") -> str:
     """What the offline agent can say about existing code it will not rewrite."""
-    problems = check_job_code(body)
+    problems = check_job_code(body, load_catalogue().get(adaptor))
     if problems:
         found = f"The checks find these problems:\n{format_problems(problems, limit=10)}\n"
     else:
