@@ -16,7 +16,6 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from tools.document import WorkflowDocument
-from tools.document.importing import check_unique_ids
 from tools.document.names import derive_key, edge_key, is_valid_key
 from tools.document.openfn.fields import bad
 from tools.document.structure import CONDITION_TYPES
@@ -161,9 +160,7 @@ class DocumentBuilder:
         for name, section in self._sections.items():
             if section:
                 self._root[name] = section
-        doc = WorkflowDocument.from_yaml(dump_yaml(self._root), max_bytes=max_bytes)
-        check_unique_ids(doc)  # ids the format carried must not name two entries
-        return doc
+        return WorkflowDocument.from_yaml(dump_yaml(self._root), max_bytes=max_bytes)
 
     def _id(self, given: str | None, field: str) -> str:
         """``given`` (an id the file carries) if no other entry holds it, else a new one."""
