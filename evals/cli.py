@@ -52,6 +52,7 @@ def _eval_run(args: argparse.Namespace) -> int:
         repeat=args.repeat,
         max_tool_calls=args.max_tool_calls,
         judge=not args.no_judge,
+        runtime=not args.no_runtime,
     )
     client = _langfuse(args)
     loader = None
@@ -135,6 +136,11 @@ def add_eval_commands(commands: Any) -> None:
     run.add_argument("--max-tool-calls", type=int, default=20)
     run.add_argument("--no-judge", action="store_true", help="never call the LLM judge")
     run.add_argument("--no-langfuse", action="store_true", help="no tracing/experiments")
+    run.add_argument(
+        "--no-runtime",
+        action="store_true",
+        help="leave out the runs_in_openfn grader (no node)",
+    )
     run.add_argument("--prompt-source", choices=["local", "langfuse"], default="local")
     run.add_argument("--fail-under", type=float, help="exit 1 below this pass rate (0-1)")
     run.set_defaults(run=_eval_run)

@@ -1,7 +1,14 @@
-"""Side-by-side comparison of two ``results.json`` files (e.g. two prompt versions)."""
+"""Side-by-side comparison of two ``results.json`` files (e.g. two prompt versions).
+
+Besides pass rates and per-scenario numbers it shows each scenario's *output*:
+whether the final workflow (``final_yaml``) is the same in both runs, and a
+unified diff of it where it differs, so a reviewer sees what a prompt change
+does to the workflows it produces, not only whether graders still pass.
+"""
 
 from __future__ import annotations
 
+import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -43,6 +50,45 @@ def _category_rates(data: dict[str, Any]) -> dict[str, float]:
     return {c: sum(v) / len(v) for c, v in stats.items() if v}
 
 
+def _output(sa: dict[str, Any] | None, sb: dict[str, Any] | None) -> str:
+    """``same`` / ``differs`` / ``-`` (a side has no scenario or no final YAML)."""
+    ya, yb = (sa or {}).get("final_yaml"), (sb or {}).get("final_yaml")
+    if ya is None or yb is None:
+        return "-"
+    return "same" if ya == yb else "differs"
+
+
+def output_diff(sid: str, yaml_a: str, yaml_b: str) -> list[str]:
+    """The Markdown section for one scenario whose final workflow differs."""
+    diff = difflib.unified_diff(
+        yaml_a.splitlines(),
+        yaml_b.splitlines(),
+        fromfile=f"A/{sid}.yaml",
+        tofile=f"B/{sid}.yaml",
+        lineterm="",
+    )
+    return [f"### {sid}", "", "```diff", *diff, "```", ""]
+
+
+def _output_section(by_a: dict[str, Any], by_b: dict[str, Any]) -> list[str]:
+    lines = ["", "## Output diffs (final workflow, A -> B)", ""]
+    same, missing, diffs = 0, [], []
+    for sid in [i for i in by_a if i in by_b]:
+        ya, yb = by_a[sid].get("final_yaml"), by_b[sid].get("final_yaml")
+        if ya is None or yb is None:
+            missing.append(sid)
+        elif ya == yb:
+            same += 1
+        else:
+            diffs += output_diff(sid, ya, yb)
+    changed = len([line for line in diffs if line.startswith("### ")])
+    lines.append(f"{changed} scenario(s) produced a different workflow, {same} the same one.")
+    if missing:
+        lines.append(f"No final YAML to compare (older results.json?): {', '.join(missing)}.")
+    lines.append("")
+    return lines + diffs
+
+
 def compare(a: dict[str, Any], b: dict[str, Any]) -> str:
     """The comparison as Markdown (A is the baseline, deltas are B - A)."""
     lines = [
@@ -68,9 +114,9 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> str:
         "",
         "## Per scenario",
         "",
-        "| scenario | category | A | B | rounds A/B (delta) | tokens A/B (delta) "
+        "| scenario | category | A | B | output | rounds A/B (delta) | tokens A/B (delta) "
         "| latency ms A/B (delta) |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     by_a = {s["id"]: s for s in a["scenarios"]}
     by_b = {s["id"]: s for s in b["scenarios"]}
@@ -91,10 +137,10 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> str:
         flag = " **changed**" if sa and sb and sa["passed"] != sb["passed"] else ""
         lines.append(
             f"| {sid}{flag} | {base['category']} | {_mark(sa)} | {_mark(sb)} | "
-            + " | ".join(cells)
-            + " |"
+            f"{_output(sa, sb)} | " + " | ".join(cells) + " |"
         )
     lines += ["", f"{changed} scenario(s) changed outcome."]
+    lines += _output_section(by_a, by_b)
     return "\n".join(lines) + "\n"
 
 

@@ -2,8 +2,11 @@
 
 ``results.json`` has top-level ``model``, ``prompts`` (role -> version and hash),
 ``pass_rate`` and ``scenarios``: ``[{id, category, passed, graders, tool_rounds,
-tokens, latency_ms, ...}]``. With ``--repeat K`` a scenario passes only when all
-K runs pass, its numbers are means over the runs and ``repeats`` lists each run.
+tokens, latency_ms, final_yaml, ...}]``; ``final_yaml`` is the workflow the
+scenario ended with (the first failing run's, else the first run's), which
+``evals.compare`` diffs between two runs. With ``--repeat K`` a scenario passes
+only when all K runs pass, its numbers are means over the runs and ``repeats``
+lists each run (each with its own ``final_yaml``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ def _run_dict(run: ScenarioRun) -> dict[str, Any]:
         "latency_ms": outcome.latency_ms,
         "reply": outcome.reply,
         "error": outcome.error,
+        "final_yaml": outcome.after_yaml,
     }
 
 
@@ -48,6 +52,7 @@ def _scenario_dict(result: ScenarioResult) -> dict[str, Any]:
         "latency_ms": round(mean(r["latency_ms"] for r in runs)) if runs else 0,
         "reply": shown.get("reply", ""),
         "error": shown.get("error"),
+        "final_yaml": shown.get("final_yaml"),
     }
     if len(runs) > 1:
         entry["repeats"] = runs

@@ -47,6 +47,7 @@ class EvalOptions:
     repeat: int = 1
     max_tool_calls: int = 20
     judge: bool = True
+    runtime: bool = True
 
 
 @dataclass
@@ -219,7 +220,9 @@ async def run_eval(
     async def one(scenario: Scenario, repeat: int) -> tuple[str, ScenarioRun]:
         async with gate:
             outcome = await executor.run(scenario, options.model, repeat)
-            run = ScenarioRun(outcome, await grade(scenario, outcome, judge))
+            run = ScenarioRun(
+                outcome, await grade(scenario, outcome, judge, runtime=options.runtime)
+            )
         bar.update(scenario, run)
         return scenario.id, run
 

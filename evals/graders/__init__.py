@@ -2,10 +2,14 @@
 
 Each returns a :class:`GradeResult` ``{name, score 0-1, passed, comment}``
 (or ``None`` when the scenario expects nothing of its kind). A run passes
-when every grader that was not skipped passed.
+when every grader that was not skipped passed. ``runs_in_openfn`` executes the
+final workflow in OpenFn's own runtime (``not run``, i.e. skipped, where it
+cannot here).
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from evals.execute import RunOutcome
 from evals.graders.base import Grader, GradeResult
@@ -21,6 +25,7 @@ from evals.graders.budget import within_budget
 from evals.graders.consistency import reply_matches_diff
 from evals.graders.integrity import document_valid, ids_preserved
 from evals.graders.judge import Judge, JudgeConfig
+from evals.graders.runtime import runs_in_openfn
 from evals.graders.structure import equal_except, expected_structure
 from evals.scenario import Scenario
 
@@ -49,8 +54,15 @@ def grade_deterministic(scenario: Scenario, outcome: RunOutcome) -> list[GradeRe
     return results
 
 
-async def grade(scenario: Scenario, outcome: RunOutcome, judge: Judge | None) -> list[GradeResult]:
+async def grade(
+    scenario: Scenario, outcome: RunOutcome, judge: Judge | None, *, runtime: bool = True
+) -> list[GradeResult]:
+    """Every grader; ``runtime=False`` leaves out ``runs_in_openfn`` (node, ~1-2 s a run)."""
     results = grade_deterministic(scenario, outcome)
+    if runtime:
+        executed = await asyncio.to_thread(runs_in_openfn, scenario, outcome)
+        if executed is not None:
+            results.append(executed)
     if judge is not None:
         verdict = await judge.grade(scenario, outcome)
         if verdict is not None:
@@ -71,4 +83,5 @@ __all__ = [
     "grade",
     "grade_deterministic",
     "run_passed",
+    "runs_in_openfn",
 ]

@@ -156,3 +156,28 @@ def test_prompts_push_without_langfuse_is_an_error(monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv("LANGFUSE_PUBLIC_KEY", raising=False)
     monkeypatch.delenv("LANGFUSE_SECRET_KEY", raising=False)
     assert cli.main(["prompts", "push"]) == 2
+
+
+def test_results_json_keeps_each_scenarios_final_yaml(scripted_run: EvalRun) -> None:
+    data = results_dict(scripted_run)
+    for entry, result in zip(data["scenarios"], scripted_run.results, strict=True):
+        assert entry["final_yaml"] == result.runs[0].outcome.after_yaml
+
+
+def test_compare_shows_per_scenario_output_diffs(scripted_run: EvalRun) -> None:
+    a = results_dict(scripted_run)
+    b = copy.deepcopy(a)
+    changed = b["scenarios"][1]
+    changed["final_yaml"] = changed["final_yaml"].replace("name:", "name: Renamed", 1) + "x: 1\n"
+    del b["scenarios"][2]["final_yaml"]  # e.g. a results.json from before final_yaml
+    text = compare(a, b)
+    assert "## Output diffs (final workflow, A -> B)" in text
+    assert "1 scenario(s) produced a different workflow" in text
+    assert f"No final YAML to compare (older results.json?): {b['scenarios'][2]['id']}." in text
+    section = text.split(f"### {changed['id']}\n", 1)[1]
+    assert section.startswith("\n```diff\n")
+    assert f"+++ B/{changed['id']}.yaml" in section and "+x: 1" in section
+    rows = {line.split(" | ")[0][2:]: line for line in text.splitlines() if line.startswith("| ")}
+    assert "| differs |" in rows[changed["id"]]
+    assert "| same |" in rows[a["scenarios"][0]["id"]]
+    assert "| - |" in rows[b["scenarios"][2]["id"]]

@@ -181,10 +181,10 @@ def test_code_outside_the_subset_is_not_run(
 
 
 def test_an_adaptor_not_installed_here_is_not_run(runtime_root: Path) -> None:
-    plan = {"steps": [step("a", "@openfn/language-fhir@latest", "get('Patient');")]}
+    plan = {"steps": [step("a", "@openfn/language-dhis2@latest", "get('trackedEntityInstances');")]}
     result, _ = run(plan, runtime_root)
     assert result.status == "not_run"
-    assert result.not_installed == {"a": ["@openfn/language-fhir@latest"]}
+    assert result.not_installed == {"a": ["@openfn/language-dhis2@latest"]}
 
 
 def test_a_call_the_adaptor_does_not_export_is_reported_and_fails_the_step(

@@ -24,7 +24,9 @@ import { CompileError, compileJob } from './compile.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
-const INSTALLED = ['@openfn/language-common', '@openfn/language-http'];
+// Every adaptor package.json pins (the ones the npm registry serves here).
+const INSTALLED = Object.keys(JSON.parse(require('node:fs').readFileSync(path.join(HERE, 'package.json'), 'utf8')).dependencies)
+  .filter((name) => name.startsWith('@openfn/language-'));
 
 function splitSpecifier(specifier) {
   const at = specifier.lastIndexOf('@');
