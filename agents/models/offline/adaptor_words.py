@@ -99,7 +99,31 @@ def resolve_adaptor_word(word: str) -> str | None:
     return f"{short}@{version}" if version else short
 
 
-_MARKER = r"(?:with|using|via|through|in|on|from|into|to|over)"
+_MARKER = r"(?:with|using|via|through|over|in|on|from|into|to)"
+# A tool named after these is named on purpose ("over http"); after in/on/from/into/to
+# it may be a place ("from the EHR"), so an explicit "with/over X" elsewhere wins.
+_STRONG = ("with", "using", "via", "through", "over")
+
+
+@functools.cache
+def _explicit_pattern() -> re.Pattern[str]:
+    return re.compile(
+        rf"\s*[,(]?\s*\b(?P<marker>{_MARKER})\s+(?:the\s+|an?\s+)?(?P<word>{_alternatives()})"
+        rf"(?:@(?P<version>[\w.]+))?(?:\s+(?:adaptor|connector|api|integration))?\s*\)?(?![\w-])",
+        re.I,
+    )
+
+
+def explicit_adaptors(text: str) -> list[tuple[str, str]]:
+    """Adaptors a text names on purpose: ("with twilio", "twilio"), ("(fhir)", "fhir")."""
+    words = adaptor_words()
+    found: list[tuple[str, str]] = []
+    for match in _explicit_pattern().finditer(text):
+        if match.group("marker").lower() in _STRONG:
+            found.append((match.group(0).strip(" ,"), words[match.group("word").lower()]))
+    for bracket in re.finditer(rf"\((?P<word>{_alternatives()})\)", text, re.I):
+        found.append((bracket.group(0), words[bracket.group("word").lower()]))
+    return found
 
 
 def find_adaptor(text: str) -> tuple[str | None, str]:
@@ -111,22 +135,19 @@ def find_adaptor(text: str) -> tuple[str | None, str]:
     """
     words = adaptor_words()
     alt = _alternatives()
-    explicit = re.compile(
-        rf"\s*[,(]?\s*\b(?P<marker>{_MARKER})\s+(?:the\s+|an?\s+)?(?P<word>{alt})"
-        rf"(?:@(?P<version>[\w.]+))?(?:\s+(?:adaptor|connector|api|integration))?\s*\)?(?![\w-])",
-        re.I,
-    )
-    for match in explicit.finditer(text):
+    matches = list(_explicit_pattern().finditer(text))
+    matches.sort(key=lambda m: m.group("marker").lower() not in _STRONG)
+    for match in matches:
         marker = match.group("marker").lower()
         word = match.group("word").lower()
         version = match.group("version")
-        if marker not in ("with", "using", "via", "through") and word in _NATURAL:
+        if marker not in _STRONG[:4] and word in _NATURAL:
             continue
         short = words[word]
         spec = f"{short}@{version}" if version else short
         stripped = (text[: match.start()] + text[match.end() :]).strip(" ,")
         meaningful = [w for w in stripped.split() if w.lower() not in PRONOUN_OBJECTS]
-        if len(meaningful) < 2 and marker not in ("with", "using", "via", "through"):
+        if len(meaningful) < 2 and marker not in _STRONG:
             stripped = text
         return spec, stripped
     bracket = re.search(rf"\s*\((?P<word>{alt})\)", text, re.I)

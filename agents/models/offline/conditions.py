@@ -128,10 +128,24 @@ class Condition:
             return Condition("js_expression", negate(self.expression), label)
         return self
 
+    def field(self) -> str | None:
+        """The first ``state.data`` field the condition tests ("insurance"), if any."""
+        found = re.search(r"state\.data\.([\w$]+)", self.expression or "")
+        return found.group(1) if found else None
+
     def words(self) -> str:
         if self.type == UNCLEAR:
             return f"when {self.label}"
         return condition_text(self.type, self.expression, self.label)
+
+
+def none_of(conditions: list[Condition]) -> Condition:
+    """The "for everything else" arm of a decision: none of the other arms' conditions."""
+    if len(conditions) == 1:
+        return conditions[0].negated()
+    parts = [negate(c.expression or "") for c in conditions]
+    expression = " && ".join(p if re.fullmatch(r"!?[\w.$?]+", p) else f"({p})" for p in parts)
+    return Condition("js_expression", expression, "otherwise")
 
 
 SUCCESS = Condition("on_job_success")

@@ -152,6 +152,8 @@ def step_name(phrase: str) -> str:
     """A short display name from a clause: 'I then check the insurance in Epic' ->
     'Check insurance in Epic'."""
     text = unquote(phrase)
+    # "the patient's eligibility" -> "patient eligibility" (names keep no apostrophes).
+    text = re.sub(r"(?<=\w)'s\b|(?<=\ws)'(?=\s|$)", "", text)
     text = _SUBJECT.sub("", text).strip()
     text = _CUT.sub("", text).strip()
     words = [w for w in ARTICLES.sub("", text + " ").split() if w]

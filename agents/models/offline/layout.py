@@ -1,17 +1,18 @@
 """Laying an SOP out as a ``create_workflow`` call: steps, edges, trigger.
 
-Steps chain on success. A branch hangs off the step before it: the first step of
-each arm gets the condition (the "otherwise" arm its negation), later steps of
-an arm chain on success. The step after a branch continues from the end of every
-arm, except failure arms, which end the run; with no "otherwise", a JS branch
-also gets the negated edge straight to that next step.
+Steps chain on success. A branch (a decision) hangs off the step before it: the
+first step of each arm gets the arm's condition (the "otherwise" arm none of
+them), later steps of an arm chain on success. The step after a branch continues
+from the end of every arm, except failure arms, which end the run; with no
+"otherwise", a JS decision also gets an edge for "none of them" straight to that
+next step.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agents.models.offline.conditions import ALWAYS, SUCCESS, Condition
+from agents.models.offline.conditions import ALWAYS, SUCCESS, Condition, none_of
 from agents.models.offline.plan import Call, call, edge_args
 from agents.models.offline.view import View
 from tools.document.names import derive_key
@@ -25,17 +26,40 @@ class Step:
 
 
 @dataclass
-class Branch:
+class Arm:
     condition: Condition
-    then: list[Step] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+
+
+@dataclass
+class Branch:
+    """One decision: arms tried from the same step, and what happens otherwise."""
+
+    arms: list[Arm] = field(default_factory=list)
     otherwise: list[Step] = field(default_factory=list)
+    before: str = ""
+    """What "it" meant when the decision started: every arm starts from it."""
+
+    def steps(self) -> list[Step]:
+        return [s for arm in self.arms for s in arm.steps] + self.otherwise
 
 
 @dataclass
 class Sop:
     items: list[Step | Branch] = field(default_factory=list)
+    """Steps of the main flow and decisions, in order."""
     trigger: dict[str, object] | None = None
     name: str | None = None
+    unplaced: list[str] = field(default_factory=list)
+    """Parts of the text that became nothing: the build is refused while there are any."""
+    reasons: list[str] = field(default_factory=list)
+    """Reasons given for a step ("because ..."): understood, not steps."""
+
+    def steps(self) -> list[Step]:
+        found: list[Step] = []
+        for item in self.items:
+            found.extend([item] if isinstance(item, Step) else item.steps())
+        return found
 
 
 def create_call(sop: Sop, view: View) -> Call:
@@ -51,9 +75,8 @@ def create_call(sop: Sop, view: View) -> Call:
         used.add(step.key)
         steps.append(step)
 
-    for item in sop.items:
-        for step in [item] if isinstance(item, Step) else [*item.then, *item.otherwise]:
-            register(step)
+    for step in sop.steps():
+        register(step)
     edges: list[dict[str, object]] = []
     seen: set[tuple[str, str]] = set()
 
@@ -79,23 +102,27 @@ def create_call(sop: Sop, view: View) -> Call:
             last = chain(cursor, [item])
             cursor = [(last, SUCCESS)]
             continue
-        decision, condition = last, item.condition
+        decision = last
         if decision is None:
-            last = chain(cursor, item.then + item.otherwise)
+            last = chain(cursor, item.steps())
             cursor = [(last, SUCCESS)]
             continue
-        then_end = chain([(decision, condition)], item.then)
-        else_end = (
-            chain([(decision, condition.negated())], item.otherwise) if item.otherwise else None
-        )
-        if condition.type == "on_job_failure":
-            cursor = [(else_end or decision, SUCCESS)]
-        elif condition.type == "on_job_success":
-            cursor = [(then_end, SUCCESS)]
-        else:
-            cursor = [(then_end, SUCCESS)]
-            cursor.append((else_end, SUCCESS) if else_end else (decision, condition.negated()))
-        last = then_end
+        cursor = []
+        js = [arm.condition for arm in item.arms if arm.condition.type == "js_expression"]
+        for arm in item.arms:
+            end = chain([(decision, arm.condition)], arm.steps) if arm.steps else decision
+            if arm.condition.type != "on_job_failure":
+                cursor.append((end, SUCCESS))
+        if item.otherwise:
+            rest = none_of(js) if js else SUCCESS
+            if not js and all(a.condition.type == "on_job_success" for a in item.arms):
+                rest = Condition("on_job_failure")
+            cursor.append((chain([(decision, rest)], item.otherwise), SUCCESS))
+        elif js:
+            cursor.append((decision, none_of(js)))
+        elif not cursor:
+            cursor = [(decision, SUCCESS)]
+        last = cursor[-1][0] if len(cursor) == 1 else None
     trigger = sop.trigger
     if trigger is None and not view.triggers:
         trigger = {"type": "webhook"}

@@ -95,7 +95,9 @@ CASES = [
             "go-to-bluecross-portal": ("Go to BlueCross portal", "http"),
             "submit-prior-auth-request": ("Submit prior-auth request", "common"),
             "verify-coverage-is-active": ("Verify coverage is active", "common"),
-            "move-to-documents": ("Move to documents", "common"),
+            # "before I can attach the clinical docs" is the step the arms meet at, and
+            # "move to documents" hands over to it (it is not a step of its own).
+            "attach-clinical-docs": ("Attach clinical docs", "common"),
         },
         edges={
             ("webhook", "pull-up-referral-in-epic"): "always",
@@ -114,7 +116,8 @@ CASES = [
                 ),
                 "otherwise",
             ),
-            ("verify-coverage-is-active", "move-to-documents"): "on_job_success",
+            ("submit-prior-auth-request", "attach-clinical-docs"): "on_job_success",
+            ("verify-coverage-is-active", "attach-clinical-docs"): "on_job_success",
         },
     ),
     Case(

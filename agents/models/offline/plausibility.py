@@ -1,0 +1,110 @@
+"""Precise or silent: a build the offline model is not sure of is never made.
+
+Before a ``create_workflow`` plan leaves the offline model, the reading of the
+text (:class:`~agents.models.offline.layout.Sop`) must pass these checks:
+
+* every part of the text is accounted for (a step, an arm, the trigger, a reason,
+  a hand-over to a later step); nothing was left over;
+* every arm of a decision has a step;
+* no step name is a clause fragment: it does not start with a condition or
+  connective word (if, otherwise, when, because, whether, ...), and it repeats no
+  word twice in a row ("is is");
+* every adaptor the text names explicitly ("with twilio", "over http",
+  "(fhir)") is the one a step uses.
+
+When a check fails nothing changes; the answer shows what was understood, as a
+short plan, says what was not, and asks.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from agents.models.offline.adaptor_words import explicit_adaptors
+from agents.models.offline.conditions import none_of
+from agents.models.offline.grammar import words
+from agents.models.offline.layout import Branch, Sop, Step
+from agents.models.offline.plan import Reply
+
+_FRAGMENT_START = frozenset(
+    words(
+        "if otherwise when whenever because whether unless since so else then and but or for "
+        "as while until although though"
+    )
+)
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` reads as a piece of a sentence rather than a step name, or None."""
+    tokens = name.lower().split()
+    if not tokens:
+        return "it is empty"
+    if tokens[0] in _FRAGMENT_START:
+        return f'it starts with "{name.split()[0]}"'
+    for a, b in itertools.pairwise(tokens):
+        if a == b:
+            return f'it repeats "{a}"'
+    return None
+
+
+def check_build(sop: Sop, text: str) -> Reply | None:
+    """None when the reading is safe to build; otherwise the question to ask instead."""
+    problems: list[str] = []
+    for part in sop.unplaced:
+        problems.append(f'I could not place "{part}".')
+    for item in sop.items:
+        if isinstance(item, Branch):
+            for arm in item.arms:
+                if not arm.steps:
+                    problems.append(f"Nothing is said to happen {arm.condition.words()}.")
+    for step in sop.steps():
+        why = name_problem(step.name)
+        if why is not None:
+            problems.append(f'"{step.name}" does not read as a step name ({why}).')
+    used = {step.adaptor.split("@")[0] for step in sop.steps()}
+    for word, short in explicit_adaptors(text):
+        if short not in used:
+            problems.append(f'You said "{word}", but no step I understood uses {short}.')
+    if not problems:
+        return None
+    return Reply(
+        "I'm not sure I understood all of that, so I changed nothing. This is what I "
+        "understood:\n\n"
+        + understood(sop)
+        + "\n\n"
+        + "\n".join(f"- {p}" for p in problems)
+        + "\n\nTell me the part I missed in other words, or write the steps as a numbered "
+        'list (one step per line; "If <field> is <value>, <step>" and "Otherwise <step>" '
+        "for branches).",
+        asks=True,
+    )
+
+
+def understood(sop: Sop) -> str:
+    """The reading as a short plan, one line per step, arms indented."""
+    lines: list[str] = []
+    number = 0
+
+    def shown(step: Step) -> str:
+        return step.name if step.adaptor == "common" else f"{step.name} ({step.adaptor})"
+
+    for item in sop.items:
+        number += 1
+        if isinstance(item, Step):
+            lines.append(f"{number}. {shown(item)}")
+            continue
+        lines.append(f"{number}. Then, depending on the result:")
+        for arm in item.arms:
+            steps = " → ".join(shown(s) for s in arm.steps) or "(nothing)"
+            lines.append(f"   - {arm.condition.words()}: {steps}")
+        if item.otherwise:
+            js = [a.condition for a in item.arms if a.condition.type == "js_expression"]
+            word = "otherwise" if js or not item.arms else none_of(js).words()
+            lines.append(f"   - {word}: " + " → ".join(shown(s) for s in item.otherwise))
+    if sop.trigger:
+        kind = sop.trigger.get("type")
+        cron = sop.trigger.get("cron_expression")
+        lines.append(f"Trigger: {kind}" + (f" ({cron})" if cron else ""))
+    if sop.reasons:
+        lines.append("Reasons noted (not steps): " + "; ".join(f'"{r}"' for r in sop.reasons))
+    return "\n".join(lines)

@@ -1,0 +1,392 @@
+"""Reading an SOP (a list or prose) into steps, branches and a trigger.
+
+The text is cut into sentences (or list lines) and each sentence into pieces at
+commas, "then", ";". Every piece is *accounted for*: it becomes steps, a branch
+arm, the trigger, a reason ("because ..."), a hand-over to a later step ("move
+to documents"), or it is kept in :attr:`Sop.unplaced` so the plausibility check
+(:mod:`.plausibility`) can refuse instead of building something else.
+
+Branches, the way people describe them:
+* "If A, do X. If B, do Y. For everything else, do Z." is one decision with
+  three arms, all hanging off the step before the first "If" (the arms test the
+  same thing). Arms that test different things are not merged: that reading is
+  ambiguous, so it is left unplaced and asked about.
+* "if it fails, alert the team, otherwise store it" is a failure arm and the
+  success path.
+* "X before I can Y" puts Y after X; inside an arm, Y is where the arms meet.
+* "it"/"them" stand for the thing being worked on (the arriving record, the
+  last thing fetched or made); checking something does not change what "it" is,
+  and every arm of a decision starts from the same thing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agents.models.offline.adaptor_words import find_adaptor
+from agents.models.offline.conditions import Condition, parse_condition, require_clear
+from agents.models.offline.grammar import (
+    PRONOUN_OBJECTS,
+    VERBS,
+    imperative,
+    split_actions,
+    step_name,
+    words,
+)
+from agents.models.offline.layout import Arm, Branch, Sop, Step
+from agents.models.offline.schedule import find_schedule
+from tools.document.names import derive_key
+
+MARKER = re.compile(r"^\s*(?:\d+\s*[.)]|[-*•]|step\s+\d+\s*[:.)-]|\(\d+\)|[a-h][.)])\s+", re.I)
+_CONNECTOR = re.compile(
+    r",\s*(?:and\s+)?(?:then|finally|next|lastly|after\s+that|afterwards)?[\s,]*"
+    r"|\s+(?:and\s+)?then\s+|\s+and\s+finally\s+|\s+(?:and\s+)?after\s+that,?\s+|;\s*",
+    re.I,
+)
+LEADING_WORDS = re.compile(
+    r"^(?:(?:and|then|first|firstly|first\s+of\s+all|next|finally|lastly|after\s+that|"
+    r"afterwards|also|so)\b[\s,]*)+",
+    re.I,
+)
+FILLER = re.compile(r"^(?:that'?s\s+(?:it|all)|done|etc|and\s+so\s+on|the\s+end)?$", re.I)
+_ELSE = re.compile(
+    r"^(?:otherwise|else|if\s+not|if\s+it\s+(?:isn'?t|is\s+not|doesn'?t|does\s+not|wasn'?t)\b[^,]*"
+    r"|for\s+(?:everything|everyone|anything|all|any)\s+(?:else|others?)|in\s+(?:all\s+)?other"
+    r"\s+cases|for\s+(?:the\s+)?(?:rest|others))\b[\s,:]*(?P<action>.*)$",
+    re.I,
+)
+_IF = re.compile(r"^(?P<word>if|when|whenever|in\s+case|unless|only\s+if)\s+(?P<cond>.+)$", re.I)
+_ON_FAILURE = re.compile(
+    r"^(?:on|upon|in\s+case\s+of)\s+(?:failure|error|errors)\b[\s,:]*(?P<action>.*)$", re.I
+)
+WEBHOOK = re.compile(
+    r"^(?:(?:when|whenever|once|each\s+time|every\s+time)\s+(?:(?:we|i)\s+(?:receive|get)\b.*"
+    r"|.*\b(?:arrives?|comes?\s+in|is\s+received|are\s+received|is\s+submitted|are\s+submitted"
+    r"|is\s+created|gets?\s+created|is\s+posted|lands?|is\s+sent\s+to\s+us)\b.*)"
+    r"|.*\b(?:triggered\s+by|on|via|from|with|using|by)\s+(?:an?\s+)?webhook\b.*"
+    r"|(?:it\s+)?(?:runs?\s+)?(?:on\s+)?(?:a\s+)?webhook(?:\s+trigger)?)$",
+    re.I,
+)
+_RUN_IT = re.compile(
+    r"^(?:and\s+)?(?:(?:it|this|the\s+workflow|we)\s+)?(?:should\s+)?(?:run|runs|running|do|"
+    r"does|repeat|happen|happens|trigger|schedule(?:d)?)?\s*(?:it|this|that|everything|all\s+this"
+    r"|the\s+workflow)?\s*(?:on\s+a\s+schedule)?$",
+    re.I,
+)
+ARRIVAL = re.compile(
+    r"^(?:when|whenever|once|each\s+time|every\s+time)\s+(?:an?\s+|the\s+|each\s+)?(?:new\s+)?"
+    r"(?P<noun>[\w-]+(?:\s+[\w-]+)?)\s+(?:arrives?|comes?\s+in|is\s+received|is\s+submitted"
+    r"|is\s+created|gets?\s+created|is\s+posted|lands?)\b",
+    re.I,
+)
+# "Trigger: webhook", "Schedule: every day at 6" (a heading line of a list).
+_HEADED_TRIGGER = re.compile(
+    r"^(?:trigger|schedule|runs?|when|start|starts)\s*:\s*(?P<value>.+)$", re.I
+)
+# A reason: said to explain a step, never a step itself.
+_REASON = re.compile(r"^(?:because|since|as\s+(?=\w+\s+\w+)|so\s+that|in\s+order\s+to)\b", re.I)
+# "X before I can Y": Y comes after X.
+_BEFORE_CAN = re.compile(
+    r"^(?P<first>.+?)\s+before\s+(?:i|we|you|they|the\s+\w+)\s+(?:can|could|may|do|get\s+to)\s+"
+    r"(?P<later>.+)$",
+    re.I,
+)
+# "move to documents", "move on to scheduling": continue with a step named elsewhere.
+_HAND_OVER = re.compile(
+    r"^(?:(?:i|we)\s+)?(?:just\s+)?(?:move|go|carry)\s+(?:on\s+)?(?:to|with)\s+(?:the\s+)?"
+    r"(?P<target>.+)$|^(?:continue|proceed)\s+(?:on\s+)?(?:to|with)\s+(?:the\s+)?(?P<target2>.+)$",
+    re.I,
+)
+_TRAILING_FIRST = re.compile(r"\s+(?:first|right\s+away|straight\s+away|immediately)$", re.I)
+_PRONOUN = re.compile(r"^(?P<verb>[A-Za-z-]+)\s+(?:it|them|this|that|these|those)\b", re.I)
+# Checking something does not change what "it" refers to.
+_INSPECTING = frozenset(
+    words(
+        "check checks verify verifies validate validates confirm confirms review reviews see "
+        "determine make ensure look test inspect"
+    )
+)
+_PARTICLES = frozenset({"up", "out", "down", "off", "back", "over"})
+_PREPOSITIONS = frozenset(
+    {"from", "to", "in", "into", "with", "by", "via", "on", "for", "at", "through", "using"}
+)
+_WHETHER = re.compile(r"\b(?:whether|if)\s+(?:the\s+|a\s+|an\s+)?(?P<subject>[\w-]+)", re.I)
+_SYNONYMS = {"docs": "documents", "doc": "document", "info": "information", "labs": "lab"}
+
+
+@dataclass
+class Piece:
+    """One clause of the text and the sentence (or list line) it belongs to."""
+
+    text: str
+    sentence: int
+
+
+def pieces_of(body: str) -> list[Piece]:
+    pieces: list[Piece] = []
+    sentence = 0
+    for line in body.split("\n"):
+        line = MARKER.sub("", line).strip()
+        for part in re.split(r"(?<=[.!?])\s+", line):
+            sentence += 1
+            for piece in _CONNECTOR.split(part):
+                piece = LEADING_WORDS.sub("", piece.strip(" .!?")).strip(" ,.")
+                if piece and not FILLER.match(piece):
+                    pieces.append(Piece(piece, sentence))
+    return pieces
+
+
+class _Reader:
+    """The state of one left-to-right reading (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.sop = Sop()
+        self.branch: Branch | None = None
+        """The decision whose arms are still being read (None outside one)."""
+        self.arm: list[Step] | None = None
+        """The steps of the arm being read (None: the main flow)."""
+        self.arm_sentence = 0
+        """The sentence the current arm started in: later pieces of it stay in the arm."""
+        self.subject: str | None = None
+        """What a bare "it is ..." in a condition tests (the decision step's object)."""
+        self.thing = ""
+        """What "it"/"them" in a step stand for."""
+        self.last_name = ""
+        self.later: list[Step] = []
+        """Steps said to come later ("before I can Y"): placed where the arms meet."""
+
+    # ------------------------------------------------------------------ reading
+
+    def read(self, piece: Piece) -> None:
+        text = piece.text
+        schedule = find_schedule(text)
+        if schedule is not None:
+            rest = (text[: schedule.start] + " " + text[schedule.end :]).strip(" ,")
+            self.sop.trigger = {"type": "cron", "cron_expression": schedule.cron}
+            if _RUN_IT.match(rest):
+                return
+            text = LEADING_WORDS.sub("", rest).strip()
+        headed = _HEADED_TRIGGER.match(text)
+        if headed:
+            value = headed.group("value")
+            if WEBHOOK.match(value):
+                self.sop.trigger = {"type": "webhook"}
+                return
+            timed = find_schedule(value)
+            if timed is not None and _RUN_IT.match(value[: timed.start] + value[timed.end :]):
+                self.sop.trigger = {"type": "cron", "cron_expression": timed.cron}
+                return
+            self.sop.unplaced.append(piece.text)
+            return
+        if WEBHOOK.match(text):
+            self.sop.trigger = {"type": "webhook"}
+            arrival = ARRIVAL.match(text)
+            self.thing = arrival.group("noun") if arrival else self.thing
+            return
+        if _REASON.match(text):
+            self.sop.reasons.append(text)
+            return
+        otherwise = _ELSE.match(text)
+        failure = _ON_FAILURE.match(text)
+        conditional = _IF.match(text)
+        if otherwise:
+            self._otherwise(otherwise.group("action"), piece)
+        elif failure:
+            self._arm(Condition("on_job_failure"), failure.group("action"), piece)
+        elif conditional:
+            hint = self.subject if self._in_js_decision() else _hint(self.last_name)
+            condition, action = _split_condition(conditional.group("cond"), hint)
+            if condition is None:
+                self._plain(text, piece)
+                return
+            if conditional.group("word").lower() == "unless":
+                condition = condition.negated()
+            if condition.type == "always":
+                self._close()
+                self._steps(action, piece)
+            else:
+                self._arm(condition, action, piece)
+        else:
+            self._plain(text, piece)
+
+    def _in_js_decision(self) -> bool:
+        return self.branch is not None and self.branch.arms[0].condition.type == "js_expression"
+
+    def _plain(self, text: str, piece: Piece) -> None:
+        """A piece with no condition: more of the current arm (same sentence) or the flow."""
+        if self.arm is not None and piece.sentence != self.arm_sentence:
+            self._close()
+        self._steps(text, piece)
+
+    def _arm(self, condition: Condition, action: str, piece: Piece) -> None:
+        same_decision = (
+            self.branch is not None
+            and condition.type == "js_expression"
+            and self._in_js_decision()
+            and self.branch.arms[0].condition.field() == condition.field()
+            and not self.branch.otherwise
+        )
+        if not same_decision:
+            if self.branch is not None:
+                if condition.type == "js_expression" and self._in_js_decision():
+                    # Two decisions on different things, one after the other: which step the
+                    # second hangs off is a guess, so it is asked about instead.
+                    self.sop.unplaced.append(piece.text)
+                    return
+                self._close()
+            self.branch = Branch([], before=self.thing)
+            self.sop.items.append(self.branch)
+            self.subject = _hint(self.last_name)
+        assert self.branch is not None
+        self.thing = self.branch.before
+        self.arm = []
+        self.branch.arms.append(Arm(condition, self.arm))
+        self.arm_sentence = piece.sentence
+        if action.strip():
+            self._steps(action, piece)
+
+    def _otherwise(self, action: str, piece: Piece) -> None:
+        if self.branch is None or self.branch.otherwise:
+            self.sop.unplaced.append(piece.text)
+            return
+        self.thing = self.branch.before
+        self.arm = self.branch.otherwise
+        self.arm_sentence = piece.sentence
+        if action.strip():
+            self._steps(action, piece)
+
+    def _close(self) -> None:
+        """The decision ends: steps said to come later are where its arms meet."""
+        if self.branch is None:
+            return
+        self.branch, self.arm = None, None
+        pending, self.later = self.later, []
+        for step in pending:
+            self.sop.items.append(step)
+            self.last_name = step.name
+
+    def _steps(self, clause: str, piece: Piece) -> None:
+        clause = _TRAILING_FIRST.sub("", clause.strip())
+        later = _BEFORE_CAN.match(clause)
+        if later:
+            clause = later.group("first")
+        if self.thing:
+            clause = _PRONOUN.sub(rf"\g<verb> {self.thing}", clause, count=1)
+        steps: list[Step] = []
+        for part in split_actions(clause):
+            hand_over = _HAND_OVER.match(part)
+            if hand_over:
+                target = hand_over.group("target") or hand_over.group("target2") or ""
+                if not self._refers_to_later(target):
+                    self.sop.unplaced.append(part)
+                continue
+            made = _make_steps(part, split=False)
+            if not made:
+                self.sop.unplaced.append(part)
+            steps.extend(made)
+        if not steps:
+            return
+        target = self.arm if self.arm is not None else None
+        if target is None:
+            self._close()
+            self.sop.items.extend(steps)
+        else:
+            target.extend(steps)
+        for step in steps:
+            verb = step.name.split()[0].lower()
+            if verb not in _INSPECTING:
+                self.thing = _object_of(step.name) or self.thing
+        self.last_name = steps[-1].name
+        if later:
+            for step in _make_steps(later.group("later")):
+                if self.arm is None:
+                    self.sop.items.append(step)
+                    self.last_name = step.name
+                elif not any(_same(step.name, s.name) for s in self.later):
+                    self.later.append(step)
+
+    def _refers_to_later(self, target: str) -> bool:
+        """'move to documents' names a step said to come later ('attach the clinical docs')."""
+        wanted = _content_words(target)
+        return bool(wanted) and any(wanted <= _content_words(s.name) for s in self.later)
+
+    def finish(self) -> Sop:
+        self._close()
+        return self.sop
+
+
+def parse_sop(body: str) -> Sop:
+    reader = _Reader()
+    for piece in pieces_of(body):
+        reader.read(piece)
+    return reader.finish()
+
+
+def _make_steps(clause: str, *, split: bool = True) -> list[Step]:
+    """One step per verb phrase: 'pull the referral and check the insurance' is two."""
+    steps: list[Step] = []
+    for part in split_actions(clause) if split else [clause]:
+        adaptor, rest = find_adaptor(part)
+        name = step_name(rest)
+        if name and re.search(r"[A-Za-z]", name):
+            steps.append(Step(name, adaptor or "common"))
+    return steps
+
+
+def _same(a: str, b: str) -> bool:
+    return derive_key(a) == derive_key(b)
+
+
+def _content_words(text: str) -> set[str]:
+    skip = _PREPOSITIONS | PRONOUN_OBJECTS | {"the", "a", "an", "and", "of", "clinical"}
+    found = {_SYNONYMS.get(w, w) for w in re.findall(r"[a-z0-9]+", text.lower())}
+    return {w for w in found if w not in skip}
+
+
+def _object_of(name: str) -> str:
+    """'Fetch submissions from kobo' -> 'submissions' (what a later 'them' refers to)."""
+    words = name.split()[1:]
+    while words and words[0].lower() in _PARTICLES:
+        words = words[1:]
+    kept: list[str] = []
+    for word in words:
+        if word.lower() in _PREPOSITIONS or word.lower() in PRONOUN_OBJECTS:
+            break
+        kept.append(word)
+    return " ".join(kept[:3])
+
+
+def _split_condition(text: str, hint: str | None) -> tuple[Condition | None, str]:
+    """'it fails alert the team' -> (on failure, 'alert the team'); 'the plan is X' -> (js, '');
+    'it is over 200 page the doctor' -> (js, 'page the doctor')."""
+    whole = require_clear(parse_condition(text, hint))
+    if whole is not None:
+        return whole, ""
+    words = text.split()
+    for i in range(1, len(words)):
+        head, tail = " ".join(words[:i]), " ".join(words[i:])
+        condition = parse_condition(head, hint)
+        if condition is None or not _make_steps(tail):
+            continue
+        if condition.type in ("on_job_failure", "on_job_success"):
+            return condition, tail
+        if condition.type == "js_expression" and _starts_with_verb(tail):
+            return require_clear(condition), tail
+    return None, text
+
+
+def _starts_with_verb(text: str) -> bool:
+    first = text.split()[0] if text.split() else ""
+    return imperative(first).lower() in VERBS | {"page", "call", "notify"}
+
+
+def _hint(previous_name: str) -> str | None:
+    """What 'it' tests after a step: 'Check whether value is over 200' -> 'value';
+    'Check insurance' -> 'insurance'; 'Pull up referral in Epic' -> 'referral'."""
+    whether = _WHETHER.search(previous_name)
+    if whether:
+        return whether.group("subject").lower()
+    thing = _object_of(previous_name)
+    words = [w for w in thing.split() if len(w) > 2]
+    return words[-1].lower() if words else None
