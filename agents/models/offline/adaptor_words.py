@@ -126,6 +126,21 @@ def explicit_adaptors(text: str) -> list[tuple[str, str]]:
     return found
 
 
+def named_adaptors(text: str) -> frozenset[str]:
+    """Every system a phrase names: adaptor names and technical aliases anywhere, plain
+    words ("email", "portal") only when named on purpose ("with the portal")."""
+    words = adaptor_words()
+    explicit = {short for _, short in explicit_adaptors(text)}
+    found = set(explicit)
+    for m in _adaptor_pattern().finditer(text):
+        word = m.group(1).lower()
+        if word in _NATURAL or (explicit and word in ALIASES):
+            # "from the EHR over http": with a tool named on purpose, an alias is a place.
+            continue
+        found.add(words[word])
+    return frozenset(found)
+
+
 def find_adaptor(text: str) -> tuple[str | None, str]:
     """The adaptor a phrase names or implies, and the phrase without a purely technical
     adaptor mention ("with gmail", "(fhir)", "using the http adaptor").
@@ -145,6 +160,10 @@ def find_adaptor(text: str) -> tuple[str | None, str]:
             continue
         short = words[word]
         spec = f"{short}@{version}" if version else short
+        if marker not in _STRONG and re.match(r"\s+[A-Za-z]", text[match.end() :]):
+            # "into FHIR bundles", "to the DHIS2 data values": the system names a thing
+            # that stays in the step's name.
+            return spec, text
         stripped = (text[: match.start()] + text[match.end() :]).strip(" ,")
         meaningful = [w for w in stripped.split() if w.lower() not in PRONOUN_OBJECTS]
         if len(meaningful) < 2 and marker not in _STRONG:

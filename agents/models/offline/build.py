@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 
-from agents.models.offline.grammar import unquote
+from agents.models.offline.grammar import VERBS, imperative, unquote
 from agents.models.offline.layout import create_call
 from agents.models.offline.plan import Outcome, Plan, Reply
 from agents.models.offline.plausibility import check_build
 from agents.models.offline.schedule import find_schedule
-from agents.models.offline.sop import ARRIVAL, FILLER, MARKER, parse_sop
+from agents.models.offline.sop import ARRIVAL, FILLER, MARKER, WEBHOOK, parse_sop
 from agents.models.offline.sop import pieces_of as sop_pieces
 from agents.models.offline.view import View
 
@@ -28,10 +28,16 @@ _CREATE = re.compile(
     re.I | re.S,
 )
 _SOP_HEADER = re.compile(
-    r"^(?:here(?:'s| is)\s+(?:how|what|our|my|the)\b[^:\n]*|(?:our|my|the)\s+(?:process|sop|"
-    r"procedure|steps)\b[^:\n]*|this\s+is\s+how\b[^:\n]*|the\s+steps\s+are)\s*:\s*",
+    r"^(?:here(?:'s| is)\s+(?:how|what|our|my|the)\b[^:\n]*|(?:our|my|the)\s+(?P<topic>(?:[\w-]+"
+    r"\s+){0,3}?)(?:process|sop|procedure|steps|flow|workflow|routine|pipeline)\b[^:\n]*"
+    r"|this\s+is\s+how\b[^:\n]*|the\s+steps\s+are)\s*:\s*",
     re.I,
 )
+# A title line over a list: "Coverage check:" or "Referral intake" (no verb, no schedule).
+_TITLE = re.compile(r"^(?P<title>[A-Za-z][\w '&/-]{1,60}?)\s*:?\s*$")
+_PERIOD_LEAD = re.compile(r"^(?:weekly|daily|monthly|nightly)\s+", re.I)
+# "We ..." / "I ..." opening a description of what we do.
+_WE_DO = re.compile(r"^(?:we|i)\s+(?:\w+\s+){0,2}?[a-z]+\b", re.I)
 _NAME = re.compile(
     r"^\s*(?:called|named|titled)\s+(?P<name>\"[^\"]+\"|'[^']+'|[^,:\n]+?)"
     r"(?=\s+(?:that|which|to|where|with|for)\b|[,:\n]|$)"
@@ -69,9 +75,27 @@ def looks_like_sop(text: str) -> bool:
     if _SOP_HEADER.match(text):
         return True
     opening = re.match(r"^(?:first|firstly|first of all)\b", text, re.I) or ARRIVAL.match(text)
-    timed = find_schedule(text.split("\n")[0])
-    schedule_first = timed is not None and timed.start == 0
-    return (bool(opening) or schedule_first) and len(pieces_of(text)) >= 2
+    first_sentence = re.split(r"(?<=[.!?])\s+|\n", text, maxsplit=1)[0]
+    timed = find_schedule(first_sentence)
+    lead = _PERIOD_LEAD.match(first_sentence)
+    if timed is not None and timed.start <= (lead.end() if lead else 0):
+        # "every day at 10pm back up the referrals table": the schedule, then what to do.
+        return bool(first_sentence[timed.end :].strip(" ,:.")) or len(pieces_of(text)) >= 2
+    trigger_first = WEBHOOK.match(first_sentence.strip(" .")) is not None
+    described = _WE_DO.match(text) is not None and (trigger_first or timed is not None)
+    return (bool(opening) or trigger_first or described) and len(pieces_of(text)) >= 2
+
+
+def _title(body: str) -> tuple[str | None, str]:
+    """A title line over a list ("Coverage check:") and the body without it."""
+    lines = body.split("\n")
+    title = _TITLE.match(lines[0].strip()) if len(lines) > 1 else None
+    if title is None or not MARKER.match(lines[1]) or MARKER.match(lines[0]):
+        return None, body
+    words = title.group("title").split()
+    if len(words) > 6 or imperative(words[0]).lower() in VERBS:
+        return None, body
+    return title.group("title").strip(), "\n".join(lines[1:])
 
 
 def parse_build(text: str, view: View) -> Outcome | None:
@@ -91,9 +115,13 @@ def parse_build(text: str, view: View) -> Outcome | None:
     else:
         header = _SOP_HEADER.match(body)
         if header:
+            topic = (header.group("topic") or "").strip()
+            name = topic[:1].upper() + topic[1:] if topic else None
             body = body[header.end() :]
         elif not looks_like_sop(text):
             return None
+    title, body = _title(body)
+    name = name or title
     if view.jobs:
         steps = ", ".join(f'"{j["name"]}"' for j in view.jobs)
         return Reply(

@@ -244,6 +244,8 @@ def _atom(text: str, hint: str | None) -> tuple[str, str] | None:
     if not match:
         return None
     subject = match.group("subject").strip()
+    # "the form's district": the record is state.data itself, so the field is "district".
+    subject = re.sub(r"^.*?\b\w+'s\s+", "", subject)
     op = " ".join(match.group("op").lower().split())
     raw_value = match.group("value")
     if subject.lower() in _PRONOUNS:
@@ -255,6 +257,8 @@ def _atom(text: str, hint: str | None) -> tuple[str, str] | None:
     path = "state.data." + camel(subject)
     shown = re.sub(r"^the\s+", "", subject, flags=re.I)
     value = unquote(raw_value) if raw_value else ""
+    if op in ("is empty", "is missing", "is blank", "is present", "exists", "is set") and value:
+        return None
     if op in ("is empty", "is missing", "is blank"):
         return f"!{path}", f"{shown} {op.removeprefix('is ')}"
     if op in ("is present", "exists", "is set"):
@@ -292,7 +296,10 @@ _FIELDS = frozenset(
         "gender country stage mode kind outcome source channel language region district"
     )
 )
-_ADJECTIVE = re.compile(r"^[a-z]+(?:ible|able|ive|ed|ent|ant|id|ete|ue|ing)$|^(?:new|open|late)$")
+_ADJECTIVE = re.compile(
+    r"^[a-z]+(?:ible|able|ive|ed|ent|ant|id|ete|ue|ing)$|^(?:new|open|late|found|known|done|paid"
+    r"|sent|seen|given|taken|signed|urgent)$"
+)
 
 
 def _is_flag(subject: str, value: str) -> bool:

@@ -115,7 +115,7 @@ def split_at(text: str, separator: str) -> Iterator[tuple[str, str]]:
 
 # --------------------------------------------------------------------------- step names
 
-_SUBJECT = re.compile(
+SUBJECT = re.compile(
     r"^(?:(?:and|then|next|finally|first|firstly|second|secondly|lastly|last|also|after that"
     r"|afterwards|once done|once that's done)\b[\s,]*)*"
     r"(?:(?:i|we|you|they|the system|someone|somebody|the coordinator|staff)\s+)?"
@@ -154,7 +154,7 @@ def step_name(phrase: str) -> str:
     text = unquote(phrase)
     # "the patient's eligibility" -> "patient eligibility" (names keep no apostrophes).
     text = re.sub(r"(?<=\w)'s\b|(?<=\ws)'(?=\s|$)", "", text)
-    text = _SUBJECT.sub("", text).strip()
+    text = SUBJECT.sub("", text).strip()
     text = _CUT.sub("", text).strip()
     words = [w for w in ARTICLES.sub("", text + " ").split() if w]
     if len(words) > 2:

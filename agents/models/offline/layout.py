@@ -23,12 +23,16 @@ class Step:
     name: str
     adaptor: str
     key: str = ""
+    systems: frozenset[str] = frozenset()
+    """Every system the step's words name ("from postgres to sftp" names two)."""
 
 
 @dataclass
 class Arm:
     condition: Condition
     steps: list[Step] = field(default_factory=list)
+    stop: bool = False
+    """The run ends on this arm ("if the queue is empty, do nothing")."""
 
 
 @dataclass
@@ -110,7 +114,9 @@ def create_call(sop: Sop, view: View) -> Call:
         cursor = []
         js = [arm.condition for arm in item.arms if arm.condition.type == "js_expression"]
         for arm in item.arms:
-            end = chain([(decision, arm.condition)], arm.steps) if arm.steps else decision
+            if arm.stop or not arm.steps:
+                continue
+            end = chain([(decision, arm.condition)], arm.steps)
             if arm.condition.type != "on_job_failure":
                 cursor.append((end, SUCCESS))
         if item.otherwise:

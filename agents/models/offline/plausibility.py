@@ -19,6 +19,7 @@ short plan, says what was not, and asks.
 from __future__ import annotations
 
 import itertools
+import re
 
 from agents.models.offline.adaptor_words import explicit_adaptors
 from agents.models.offline.conditions import none_of
@@ -41,6 +42,9 @@ def name_problem(name: str) -> str | None:
         return "it is empty"
     if tokens[0] in _FRAGMENT_START:
         return f'it starts with "{name.split()[0]}"'
+    inner = re.search(r"\b(?:and|then)\s+(?:if|when|unless|otherwise)\b", name, re.I)
+    if inner:
+        return f'it contains "{inner.group(0)}"'
     for a, b in itertools.pairwise(tokens):
         if a == b:
             return f'it repeats "{a}"'
@@ -55,12 +59,18 @@ def check_build(sop: Sop, text: str) -> Reply | None:
     for item in sop.items:
         if isinstance(item, Branch):
             for arm in item.arms:
-                if not arm.steps:
+                if not arm.steps and not arm.stop:
                     problems.append(f"Nothing is said to happen {arm.condition.words()}.")
     for step in sop.steps():
         why = name_problem(step.name)
         if why is not None:
             problems.append(f'"{step.name}" does not read as a step name ({why}).')
+        if len(step.systems) > 1:
+            both = " and ".join(sorted(step.systems))
+            problems.append(
+                f'"{step.name}" names {both}: a step uses one adaptor, so say it as one step '
+                "for each system."
+            )
     used = {step.adaptor.split("@")[0] for step in sop.steps()}
     for word, short in explicit_adaptors(text):
         if short not in used:

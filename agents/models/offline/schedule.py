@@ -44,7 +44,8 @@ _PERIODS: list[tuple[str, str]] = [
     (
         "monthly",
         r"\b(?:(?:on\s+)?the\s+(?P<dom>first|1st|\d{1,2}(?:st|nd|rd|th)?)(?:\s+day)?\s+of\s+"
-        r"(?:the|each|every)\s+month|monthly|every\s+month|once\s+a\s+month)\b",
+        r"(?:the|each|every)\s+month|(?:monthly|every\s+month|once\s+a\s+month)(?:,?\s+on\s+the"
+        r"\s+(?P<dom2>first|1st|\d{1,2}(?:st|nd|rd|th)?)(?:\s+day)?)?)\b",
     ),
     (
         "daily",
@@ -156,7 +157,7 @@ def _cron(kind: str, match: re.Match[str], at: tuple[int, int] | None, evening: 
         numbers = sorted({_DAY_NUMBERS[d[:3].lower()] for d in days})
         return f"{hm} * * {','.join(str(n) for n in numbers)}"
     if kind == "monthly":
-        dom_text = (groups.get("dom") or "1").lower()
+        dom_text = (groups.get("dom") or groups.get("dom2") or "1").lower()
         dom = 1 if dom_text in ("first", "1st") else int(re.sub(r"\D", "", dom_text))
         return f"{hm} {dom} * *" if 1 <= dom <= 31 else None
     if kind == "daily":

@@ -24,10 +24,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agents.models.offline.adaptor_words import find_adaptor
+from agents.models.offline.adaptor_words import find_adaptor, named_adaptors
 from agents.models.offline.conditions import Condition, parse_condition, require_clear
 from agents.models.offline.grammar import (
     PRONOUN_OBJECTS,
+    SUBJECT,
     VERBS,
     imperative,
     split_actions,
@@ -41,7 +42,8 @@ from tools.document.names import derive_key
 MARKER = re.compile(r"^\s*(?:\d+\s*[.)]|[-*•]|step\s+\d+\s*[:.)-]|\(\d+\)|[a-h][.)])\s+", re.I)
 _CONNECTOR = re.compile(
     r",\s*(?:and\s+)?(?:then|finally|next|lastly|after\s+that|afterwards)?[\s,]*"
-    r"|\s+(?:and\s+)?then\s+|\s+and\s+finally\s+|\s+(?:and\s+)?after\s+that,?\s+|;\s*",
+    r"|\s+(?:and\s+)?then\s+|\s+and\s+finally\s+|\s+(?:and\s+)?after\s+that,?\s+|;\s*"
+    r"|\s+and\s+(?=(?:if|when|unless|otherwise)\b)",
     re.I,
 )
 LEADING_WORDS = re.compile(
@@ -60,10 +62,15 @@ _IF = re.compile(r"^(?P<word>if|when|whenever|in\s+case|unless|only\s+if)\s+(?P<
 _ON_FAILURE = re.compile(
     r"^(?:on|upon|in\s+case\s+of)\s+(?:failure|error|errors)\b[\s,:]*(?P<action>.*)$", re.I
 )
+# Something happening in another system: "is uploaded", "registers", "is closed".
+_EVENT = (
+    r"(?:is|are|gets?)\s+(?:uploaded|updated|added|registered|closed|completed|booked|scheduled"
+    r"|opened|enrolled|approved|rejected|cancelled|canceled|signed)|registers|signs\s+up|enrolls"
+)
 WEBHOOK = re.compile(
     r"^(?:(?:when|whenever|once|each\s+time|every\s+time)\s+(?:(?:we|i)\s+(?:receive|get)\b.*"
     r"|.*\b(?:arrives?|comes?\s+in|is\s+received|are\s+received|is\s+submitted|are\s+submitted"
-    r"|is\s+created|gets?\s+created|is\s+posted|lands?|is\s+sent\s+to\s+us)\b.*)"
+    rf"|is\s+created|gets?\s+created|is\s+posted|lands?|is\s+sent\s+to\s+us|{_EVENT})\b.*)"
     r"|.*\b(?:triggered\s+by|on|via|from|with|using|by)\s+(?:an?\s+)?webhook\b.*"
     r"|(?:it\s+)?(?:runs?\s+)?(?:on\s+)?(?:a\s+)?webhook(?:\s+trigger)?)$",
     re.I,
@@ -77,9 +84,11 @@ _RUN_IT = re.compile(
 ARRIVAL = re.compile(
     r"^(?:when|whenever|once|each\s+time|every\s+time)\s+(?:an?\s+|the\s+|each\s+)?(?:new\s+)?"
     r"(?P<noun>[\w-]+(?:\s+[\w-]+)?)\s+(?:arrives?|comes?\s+in|is\s+received|is\s+submitted"
-    r"|is\s+created|gets?\s+created|is\s+posted|lands?)\b",
+    rf"|is\s+created|gets?\s+created|is\s+posted|lands?|{_EVENT})\b",
     re.I,
 )
+# Where the thing arrived: "in CommCare", "from ODK Central".
+_ARRIVAL_PLACE = re.compile(r"^\s+(?:in|on|from|into|to|at|via)\s+(?:the\s+)?[\w-]+", re.I)
 # "Trigger: webhook", "Schedule: every day at 6" (a heading line of a list).
 _HEADED_TRIGGER = re.compile(
     r"^(?:trigger|schedule|runs?|when|start|starts)\s*:\s*(?P<value>.+)$", re.I
@@ -94,17 +103,30 @@ _BEFORE_CAN = re.compile(
 )
 # "move to documents", "move on to scheduling": continue with a step named elsewhere.
 _HAND_OVER = re.compile(
-    r"^(?:(?:i|we)\s+)?(?:just\s+)?(?:move|go|carry)\s+(?:on\s+)?(?:to|with)\s+(?:the\s+)?"
-    r"(?P<target>.+)$|^(?:continue|proceed)\s+(?:on\s+)?(?:to|with)\s+(?:the\s+)?(?P<target2>.+)$",
+    r"^(?:(?:i|we)\s+)?(?:just\s+)?(?:move|carry|(?P<go>go))\s+(?:on\s+)?(?:to|with)\s+"
+    r"(?:the\s+)?(?P<target>.+)$"
+    r"|^(?:continue|proceed)\s+(?:on\s+)?(?:to|with)\s+(?:the\s+)?(?P<target2>.+)$",
     re.I,
 )
+# "Weekly on Mondays at 9:" leaves "Weekly" once the days and time are read.
+_PERIOD_WORD = re.compile(r"^(?:weekly|daily|monthly|nightly|once\s+a\s+week)\b[\s,:]*", re.I)
 _TRAILING_FIRST = re.compile(r"\s+(?:first|right\s+away|straight\s+away|immediately)$", re.I)
-_PRONOUN = re.compile(r"^(?P<verb>[A-Za-z-]+)\s+(?:it|them|this|that|these|those)\b", re.I)
+_PRONOUN = re.compile(
+    r"^(?P<verb>[A-Za-z-]+)\s+(?:it|them|this|these|those|her|him|that(?!\s+(?:the|a|an|all|each"
+    r"|every|there|it|we|they|\w+\s+(?:is|are|was|were|has|have))\b))(?:\s+(?P<particle>up|out"
+    r"|down|off|back|over)\b)?",
+    re.I,
+)
+_NOTHING = re.compile(
+    r"^(?:(?:we|i)\s+)?(?:just\s+)?(?:do\s+nothing|nothing(?:\s+else)?|stop|skip\s+(?:it|them)"
+    r"|end\s+(?:there|the\s+run)|leave\s+(?:it|them))$",
+    re.I,
+)
 # Checking something does not change what "it" refers to.
 _INSPECTING = frozenset(
     words(
         "check checks verify verifies validate validates confirm confirms review reviews see "
-        "determine make ensure look test inspect"
+        "determine make ensure test inspect"
     )
 )
 _PARTICLES = frozenset({"up", "out", "down", "off", "back", "over"})
@@ -112,6 +134,7 @@ _PREPOSITIONS = frozenset(
     {"from", "to", "in", "into", "with", "by", "via", "on", "for", "at", "through", "using"}
 )
 _WHETHER = re.compile(r"\b(?:whether|if)\s+(?:the\s+|a\s+|an\s+)?(?P<subject>[\w-]+)", re.I)
+_THING = "THINGREF"
 _SYNONYMS = {"docs": "documents", "doc": "document", "info": "information", "labs": "lab"}
 
 
@@ -162,7 +185,8 @@ class _Reader:
         text = piece.text
         schedule = find_schedule(text)
         if schedule is not None:
-            rest = (text[: schedule.start] + " " + text[schedule.end :]).strip(" ,")
+            rest = (text[: schedule.start] + " " + text[schedule.end :]).strip(" ,:")
+            rest = _PERIOD_WORD.sub("", rest).strip(" ,:")
             self.sop.trigger = {"type": "cron", "cron_expression": schedule.cron}
             if _RUN_IT.match(rest):
                 return
@@ -183,6 +207,9 @@ class _Reader:
             self.sop.trigger = {"type": "webhook"}
             arrival = ARRIVAL.match(text)
             self.thing = arrival.group("noun") if arrival else self.thing
+            rest = _arrival_rest(text[arrival.end() :]) if arrival else ""
+            if arrival and rest:
+                self.read(Piece(rest, piece.sentence))
             return
         if _REASON.match(text):
             self.sop.reasons.append(text)
@@ -271,19 +298,35 @@ class _Reader:
         later = _BEFORE_CAN.match(clause)
         if later:
             clause = later.group("first")
-        if self.thing:
-            clause = _PRONOUN.sub(rf"\g<verb> {self.thing}", clause, count=1)
+        clause = SUBJECT.sub("", clause).strip()
+        if _NOTHING.match(clause) and self.arm is not None and self.branch is not None:
+            self.branch.arms[-1].stop = True
+            return
         steps: list[Step] = []
         for part in split_actions(clause):
+            part = SUBJECT.sub("", part).strip()
             hand_over = _HAND_OVER.match(part)
             if hand_over:
                 target = hand_over.group("target") or hand_over.group("target2") or ""
-                if not self._refers_to_later(target):
+                if self._refers_to_later(target):
+                    continue
+                if not hand_over.group("go"):
                     self.sop.unplaced.append(part)
-                continue
-            made = _make_steps(part, split=False)
+                    continue
+            if self.thing:
+                # The pronoun is read as a placeholder first, so that the thing it stands for
+                # never picks the step's adaptor ("validate it" is not a Kobo step).
+                part = _PRONOUN.sub(
+                    lambda m: " ".join(filter(None, (m["verb"], m["particle"], _THING))),
+                    part,
+                    count=1,
+                )
+            made = _make_steps(part, split=False, thing=self.thing)
             if not made:
-                self.sop.unplaced.append(part)
+                self.sop.unplaced.append(part.replace(_THING, self.thing))
+            for step in made:
+                if step.name.split()[0].lower() not in _INSPECTING:
+                    self.thing = _object_of(step.name) or self.thing
             steps.extend(made)
         if not steps:
             return
@@ -293,10 +336,6 @@ class _Reader:
             self.sop.items.extend(steps)
         else:
             target.extend(steps)
-        for step in steps:
-            verb = step.name.split()[0].lower()
-            if verb not in _INSPECTING:
-                self.thing = _object_of(step.name) or self.thing
         self.last_name = steps[-1].name
         if later:
             for step in _make_steps(later.group("later")):
@@ -316,6 +355,16 @@ class _Reader:
         return self.sop
 
 
+def _arrival_rest(text: str) -> str:
+    """What is left of "When a form comes in from ODK Central, save it": "save it"."""
+    place = _ARRIVAL_PLACE.match(text)
+    if place:
+        text = text[place.end() :]
+        while re.match(r"^\s+[A-Z][\w-]*", text):
+            text = re.sub(r"^\s+[A-Z][\w-]*", "", text, count=1)
+    return text.strip(" ,:")
+
+
 def parse_sop(body: str) -> Sop:
     reader = _Reader()
     for piece in pieces_of(body):
@@ -323,14 +372,15 @@ def parse_sop(body: str) -> Sop:
     return reader.finish()
 
 
-def _make_steps(clause: str, *, split: bool = True) -> list[Step]:
-    """One step per verb phrase: 'pull the referral and check the insurance' is two."""
+def _make_steps(clause: str, *, split: bool = True, thing: str = "") -> list[Step]:
+    """One step per verb phrase: 'pull the referral and check the insurance' is two.
+    ``thing`` replaces the pronoun placeholder once the adaptor is chosen."""
     steps: list[Step] = []
     for part in split_actions(clause) if split else [clause]:
         adaptor, rest = find_adaptor(part)
-        name = step_name(rest)
+        name = step_name(rest.replace(_THING, thing or "it"))
         if name and re.search(r"[A-Za-z]", name):
-            steps.append(Step(name, adaptor or "common"))
+            steps.append(Step(name, adaptor or "common", systems=named_adaptors(part)))
     return steps
 
 
@@ -354,7 +404,7 @@ def _object_of(name: str) -> str:
         if word.lower() in _PREPOSITIONS or word.lower() in PRONOUN_OBJECTS:
             break
         kept.append(word)
-    return " ".join(kept[:3])
+    return " ".join(kept[:4])
 
 
 def _split_condition(text: str, hint: str | None) -> tuple[Condition | None, str]:
@@ -367,11 +417,11 @@ def _split_condition(text: str, hint: str | None) -> tuple[Condition | None, str
     for i in range(1, len(words)):
         head, tail = " ".join(words[:i]), " ".join(words[i:])
         condition = parse_condition(head, hint)
-        if condition is None or not _make_steps(tail):
+        if condition is None or not (_make_steps(tail) or _NOTHING.match(tail)):
             continue
         if condition.type in ("on_job_failure", "on_job_success"):
             return condition, tail
-        if condition.type == "js_expression" and _starts_with_verb(tail):
+        if condition.type == "js_expression" and (_starts_with_verb(tail) or _NOTHING.match(tail)):
             return require_clear(condition), tail
     return None, text
 

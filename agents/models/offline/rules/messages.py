@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agents.models.offline import build
+from agents.models.offline import build, corrections
 from agents.models.offline.plan import Outcome, Plan, Reply, call
 from agents.models.offline.rules.base import Example, Rule, Turn, attempt, patterns
 
@@ -77,6 +77,10 @@ def _build(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None
     return None
 
 
+def _correction(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None:
+    return corrections.correct(text, turn.view, turn.resolver)
+
+
 _NUMBERED = (
     "create a workflow called Intake:\n1. Fetch patients from dhis2\n2. Transform the data\n"
     "3. Upsert the records to postgres"
@@ -141,6 +145,28 @@ RULES = [
             ),
         ),
         tried=False,
+    ),
+    Rule(
+        "correction",
+        "steps",
+        "message",
+        _correction,
+        (corrections.PATTERN,),
+        (
+            Example(
+                "that's right, except when the coverage comes back active with a copay "
+                "exception, flag it for manual review",
+                "a follow-up correction: `add_jobs` + `add_edges` from the step the condition is "
+                "about (here Check coverage), on `state.data.status === 'active' && "
+                "Boolean(state.data.copayException)`",
+                ("add_jobs", "add_edges"),
+                also=(
+                    "That's right, except when the coverage check returns `active` but there's a "
+                    "`copay-exception` extension, you need to flag it for manual review.",
+                ),
+                says=("Flag for manual review", "Check coverage"),
+            ),
+        ),
     ),
     Rule(
         "build",
