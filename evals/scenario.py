@@ -120,6 +120,9 @@ class Expectations(_Strict):
     jobs: list[JobExpect] = Field(default_factory=list)
     jobs_absent: list[str] = Field(default_factory=list)
     job_count: int | None = None
+    edge_count: int | None = Field(
+        None, description="Exactly this many edges (trigger edges included): nothing extra."
+    )
     edges: list[EdgeExpect] = Field(default_factory=list)
     edges_absent: list[EdgeRef] = Field(default_factory=list)
     trigger: TriggerExpect | None = None

@@ -37,6 +37,8 @@ def _job_problems(scenario: Scenario, after: Structure) -> tuple[list[str], int]
         key = resolve_job(after, ref)
         if key is not None:
             problems.append(f"step {ref!r} should be gone but {key!r} is still there")
+    if expect.edge_count is not None and len(after.edges) != expect.edge_count:
+        problems.append(f"{len(after.edges)} edges, expected {expect.edge_count}")
     if expect.job_count is not None:
         checks += 1
         if len(after.jobs) != expect.job_count:

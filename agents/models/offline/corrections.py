@@ -96,9 +96,11 @@ def _anchor(subject: str, resolver: Resolver, view: View) -> str:
     cleaned = re.sub(r"^(?:the|a|an)\s+", "", subject.strip(), flags=re.I)
     shorter = re.sub(r"\s+(?:check|step|result|lookup)$", "", cleaned, flags=re.I)
     first = resolver.resolve(cleaned)
-    for found in (first, resolver.resolve(shorter)):
-        if isinstance(found, Found):
-            return found.key
+    if isinstance(first, Found):
+        return first.key
+    second = resolver.resolve(shorter)
+    if isinstance(second, Found):
+        return second.key
     raise NeedsAnswer(explain(first, view))
 
 

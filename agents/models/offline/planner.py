@@ -47,7 +47,7 @@ def plan(context: RequestContext) -> Outcome:
         text = _follow_up(text, context.history, view) or text
         scratch = Scratch(context.structure)
         try:
-            outcome = _compile(text, scratch, current) or Reply(CAPABILITIES)
+            outcome = _compile(text, scratch, current) or _not_a_request(text)
         except NeedsAnswer as needs:
             outcome = needs.reply
     mutating = isinstance(outcome, Plan) and any(c.name in MUTATING_TOOLS for c in outcome.calls)
@@ -115,6 +115,13 @@ def _and_rest(first: Outcome, rest: str, scratch: Scratch, current: str | None) 
     if isinstance(following, Reply):
         return following
     return first + following
+
+
+def _not_a_request(text: str) -> Reply:
+    """Nothing in the message was understood: say so, then what is understood."""
+    if not text.strip():
+        return Reply(CAPABILITIES)
+    return Reply("I didn't understand that as a request, so I changed nothing.\n\n" + CAPABILITIES)
 
 
 def not_understood(part: str, *, name_hint: bool = False) -> Reply:
