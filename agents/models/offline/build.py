@@ -35,6 +35,10 @@ _SOP_HEADER = re.compile(
 )
 # A title line over a list: "Coverage check:" or "Referral intake" (no verb, no schedule).
 _TITLE = re.compile(r"^(?P<title>[A-Za-z][\w '&/-]{1,60}?)\s*:?\s*$")
+# "We check eligibility for every new referral: when a referral arrives, ...": an intro.
+_INTRO = re.compile(
+    r"^[^:\n.]{3,100}:\s+(?=(?:when|whenever|every|each|first|once|on|at)\b)", re.I
+)
 _PERIOD_LEAD = re.compile(r"^(?:weekly|daily|monthly|nightly)\s+", re.I)
 # "We ..." / "I ..." opening a description of what we do.
 _WE_DO = re.compile(r"^(?:we|i)\s+(?:\w+\s+){0,2}?[a-z]+\b", re.I)
@@ -69,6 +73,7 @@ def starts_with_arrival(text: str) -> bool:
 
 
 def looks_like_sop(text: str) -> bool:
+    text = _INTRO.sub("", text, count=1)
     lines = [line for line in text.split("\n") if line.strip()]
     if sum(1 for line in lines if MARKER.match(line)) >= 2:
         return True
@@ -120,6 +125,8 @@ def parse_build(text: str, view: View) -> Outcome | None:
             body = body[header.end() :]
         elif not looks_like_sop(text):
             return None
+        else:
+            body = _INTRO.sub("", body, count=1)
     title, body = _title(body)
     name = name or title
     if view.jobs:
