@@ -36,9 +36,7 @@ _SOP_HEADER = re.compile(
 # A title line over a list: "Coverage check:" or "Referral intake" (no verb, no schedule).
 _TITLE = re.compile(r"^(?P<title>[A-Za-z][\w '&/-]{1,60}?)\s*:?\s*$")
 # "We check eligibility for every new referral: when a referral arrives, ...": an intro.
-_INTRO = re.compile(
-    r"^[^:\n.]{3,100}:\s+(?=(?:when|whenever|every|each|first|once|on|at)\b)", re.I
-)
+_INTRO = re.compile(r"^[^:\n.]{3,100}:\s+(?=(?:when|whenever|every|each|first|once|on|at)\b)", re.I)
 _PERIOD_LEAD = re.compile(r"^(?:weekly|daily|monthly|nightly)\s+", re.I)
 # "We ..." / "I ..." opening a description of what we do.
 _WE_DO = re.compile(r"^(?:we|i)\s+(?:\w+\s+){0,2}?[a-z]+\b", re.I)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agents.models.offline import sop_patterns as P
 from agents.models.offline.adaptor_words import find_adaptor, named_adaptors
 from agents.models.offline.conditions import Condition, parse_condition, require_clear
 from agents.models.offline.grammar import (
@@ -33,109 +34,13 @@ from agents.models.offline.grammar import (
     imperative,
     split_actions,
     step_name,
-    words,
 )
 from agents.models.offline.layout import Arm, Branch, Sop, Step
 from agents.models.offline.schedule import find_schedule
-from tools.document.names import derive_key
+from agents.models.offline.sop_patterns import ARRIVAL, FILLER, MARKER, WEBHOOK
 
-MARKER = re.compile(r"^\s*(?:\d+\s*[.)]|[-*•]|step\s+\d+\s*[:.)-]|\(\d+\)|[a-h][.)])\s+", re.I)
-_CONNECTOR = re.compile(
-    r",\s*(?:and\s+)?(?:then|finally|next|lastly|after\s+that|afterwards)?[\s,]*"
-    r"|\s+(?:and\s+)?then\s+|\s+and\s+finally\s+|\s+(?:and\s+)?after\s+that,?\s+|;\s*"
-    r"|\s+and\s+(?=(?:if|when|unless|otherwise)\b)",
-    re.I,
-)
-LEADING_WORDS = re.compile(
-    r"^(?:(?:and|then|first|firstly|first\s+of\s+all|next|finally|lastly|after\s+that|"
-    r"afterwards|also|so)\b[\s,]*)+",
-    re.I,
-)
-FILLER = re.compile(r"^(?:that'?s\s+(?:it|all)|done|etc|and\s+so\s+on|the\s+end)?$", re.I)
-_ELSE = re.compile(
-    r"^(?:otherwise|else|if\s+not|if\s+it\s+(?:isn'?t|is\s+not|doesn'?t|does\s+not|wasn'?t)\b[^,]*"
-    r"|for\s+(?:everything|everyone|anything|all|any)\s+(?:else|others?)|in\s+(?:all\s+)?other"
-    r"\s+cases|for\s+(?:the\s+)?(?:rest|others))\b[\s,:]*(?P<action>.*)$",
-    re.I,
-)
-_IF = re.compile(r"^(?P<word>if|when|whenever|in\s+case|unless|only\s+if)\s+(?P<cond>.+)$", re.I)
-_ON_FAILURE = re.compile(
-    r"^(?:on|upon|in\s+case\s+of)\s+(?:failure|error|errors)\b[\s,:]*(?P<action>.*)$", re.I
-)
-# Something happening in another system: "is uploaded", "registers", "is closed".
-_EVENT = (
-    r"(?:is|are|gets?)\s+(?:uploaded|updated|added|registered|closed|completed|booked|scheduled"
-    r"|opened|enrolled|approved|rejected|cancelled|canceled|signed)|registers|signs\s+up|enrolls"
-)
-WEBHOOK = re.compile(
-    r"^(?:(?:when|whenever|once|each\s+time|every\s+time)\s+(?:(?:we|i)\s+(?:receive|get)\b.*"
-    r"|.*\b(?:arrives?|comes?\s+in|is\s+received|are\s+received|is\s+submitted|are\s+submitted"
-    rf"|is\s+created|gets?\s+created|is\s+posted|lands?|is\s+sent\s+to\s+us|{_EVENT})\b.*)"
-    r"|.*\b(?:triggered\s+by|on|via|from|with|using|by)\s+(?:an?\s+)?webhook\b.*"
-    r"|(?:it\s+)?(?:runs?\s+)?(?:on\s+)?(?:a\s+)?webhook(?:\s+trigger)?)$",
-    re.I,
-)
-_RUN_IT = re.compile(
-    r"^(?:and\s+)?(?:(?:it|this|the\s+workflow|we)\s+)?(?:should\s+)?(?:run|runs|running|do|"
-    r"does|repeat|happen|happens|trigger|schedule(?:d)?)?\s*(?:it|this|that|everything|all\s+this"
-    r"|the\s+workflow)?\s*(?:on\s+a\s+schedule)?$",
-    re.I,
-)
-ARRIVAL = re.compile(
-    r"^(?:when|whenever|once|each\s+time|every\s+time)\s+(?:an?\s+|the\s+|each\s+)?(?:new\s+)?"
-    r"(?P<noun>[\w-]+(?:\s+[\w-]+)?)\s+(?:arrives?|comes?\s+in|is\s+received|is\s+submitted"
-    rf"|is\s+created|gets?\s+created|is\s+posted|lands?|{_EVENT})\b",
-    re.I,
-)
-# Where the thing arrived: "in CommCare", "from ODK Central".
-_ARRIVAL_PLACE = re.compile(r"^\s+(?:in|on|from|into|to|at|via)\s+(?:the\s+)?[\w-]+", re.I)
-# "Trigger: webhook", "Schedule: every day at 6" (a heading line of a list).
-_HEADED_TRIGGER = re.compile(
-    r"^(?:trigger|schedule|runs?|when|start|starts)\s*:\s*(?P<value>.+)$", re.I
-)
-# A reason: said to explain a step, never a step itself.
-_REASON = re.compile(r"^(?:because|since|as\s+(?=\w+\s+\w+)|so\s+that|in\s+order\s+to)\b", re.I)
-# "X before I can Y": Y comes after X.
-_BEFORE_CAN = re.compile(
-    r"^(?P<first>.+?)\s+before\s+(?:i|we|you|they|the\s+\w+)\s+(?:can|could|may|do|get\s+to)\s+"
-    r"(?P<later>.+)$",
-    re.I,
-)
-# "move to documents", "move on to scheduling": continue with a step named elsewhere.
-_HAND_OVER = re.compile(
-    r"^(?:(?:i|we)\s+)?(?:just\s+)?(?:move|carry|(?P<go>go))\s+(?:on\s+)?(?:to|with)\s+"
-    r"(?:the\s+)?(?P<target>.+)$"
-    r"|^(?:continue|proceed)\s+(?:on\s+)?(?:to|with)\s+(?:the\s+)?(?P<target2>.+)$",
-    re.I,
-)
-# "Weekly on Mondays at 9:" leaves "Weekly" once the days and time are read.
-_PERIOD_WORD = re.compile(r"^(?:weekly|daily|monthly|nightly|once\s+a\s+week)\b[\s,:]*", re.I)
-_TRAILING_FIRST = re.compile(r"\s+(?:first|right\s+away|straight\s+away|immediately)$", re.I)
-_PRONOUN = re.compile(
-    r"^(?P<verb>[A-Za-z-]+)\s+(?:it|them|this|these|those|her|him|that(?!\s+(?:the|a|an|all|each"
-    r"|every|there|it|we|they|\w+\s+(?:is|are|was|were|has|have))\b))(?:\s+(?P<particle>up|out"
-    r"|down|off|back|over)\b)?",
-    re.I,
-)
-_NOTHING = re.compile(
-    r"^(?:(?:we|i)\s+)?(?:just\s+)?(?:do\s+nothing|nothing(?:\s+else)?|stop|skip\s+(?:it|them)"
-    r"|end\s+(?:there|the\s+run)|leave\s+(?:it|them))$",
-    re.I,
-)
-# Checking something does not change what "it" refers to.
-_INSPECTING = frozenset(
-    words(
-        "check checks verify verifies validate validates confirm confirms review reviews see "
-        "determine make ensure test inspect"
-    )
-)
-_PARTICLES = frozenset({"up", "out", "down", "off", "back", "over"})
-_PREPOSITIONS = frozenset(
-    {"from", "to", "in", "into", "with", "by", "via", "on", "for", "at", "through", "using"}
-)
-_WHETHER = re.compile(r"\b(?:whether|if)\s+(?:the\s+|a\s+|an\s+)?(?P<subject>[\w-]+)", re.I)
-_THING = "THINGREF"
-_SYNONYMS = {"docs": "documents", "doc": "document", "info": "information", "labs": "lab"}
+__all__ = ["ARRIVAL", "FILLER", "MARKER", "WEBHOOK", "Piece", "parse_sop", "pieces_of"]
+from tools.document.names import derive_key
 
 
 @dataclass
@@ -150,12 +55,12 @@ def pieces_of(body: str) -> list[Piece]:
     pieces: list[Piece] = []
     sentence = 0
     for line in body.split("\n"):
-        line = MARKER.sub("", line).strip()
+        line = P.MARKER.sub("", line).strip()
         for part in re.split(r"(?<=[.!?])\s+", line):
             sentence += 1
-            for piece in _CONNECTOR.split(part):
-                piece = LEADING_WORDS.sub("", piece.strip(" .!?")).strip(" ,.")
-                if piece and not FILLER.match(piece):
+            for piece in P.CONNECTOR.split(part):
+                piece = P.LEADING_WORDS.sub("", piece.strip(" .!?")).strip(" ,.")
+                if piece and not P.FILLER.match(piece):
                     pieces.append(Piece(piece, sentence))
     return pieces
 
@@ -186,37 +91,37 @@ class _Reader:
         schedule = find_schedule(text)
         if schedule is not None:
             rest = (text[: schedule.start] + " " + text[schedule.end :]).strip(" ,:")
-            rest = _PERIOD_WORD.sub("", rest).strip(" ,:")
+            rest = P.PERIOD_WORD.sub("", rest).strip(" ,:")
             self.sop.trigger = {"type": "cron", "cron_expression": schedule.cron}
-            if _RUN_IT.match(rest):
+            if P.RUN_IT.match(rest):
                 return
-            text = LEADING_WORDS.sub("", rest).strip()
-        headed = _HEADED_TRIGGER.match(text)
+            text = P.LEADING_WORDS.sub("", rest).strip()
+        headed = P.HEADED_TRIGGER.match(text)
         if headed:
             value = headed.group("value")
-            if WEBHOOK.match(value):
+            if P.WEBHOOK.match(value):
                 self.sop.trigger = {"type": "webhook"}
                 return
             timed = find_schedule(value)
-            if timed is not None and _RUN_IT.match(value[: timed.start] + value[timed.end :]):
+            if timed is not None and P.RUN_IT.match(value[: timed.start] + value[timed.end :]):
                 self.sop.trigger = {"type": "cron", "cron_expression": timed.cron}
                 return
             self.sop.unplaced.append(piece.text)
             return
-        if WEBHOOK.match(text):
+        if P.WEBHOOK.match(text):
             self.sop.trigger = {"type": "webhook"}
-            arrival = ARRIVAL.match(text)
+            arrival = P.ARRIVAL.match(text)
             self.thing = arrival.group("noun") if arrival else self.thing
             rest = _arrival_rest(text[arrival.end() :]) if arrival else ""
             if arrival and rest:
                 self.read(Piece(rest, piece.sentence))
             return
-        if _REASON.match(text):
+        if P.REASON.match(text):
             self.sop.reasons.append(text)
             return
-        otherwise = _ELSE.match(text)
-        failure = _ON_FAILURE.match(text)
-        conditional = _IF.match(text)
+        otherwise = P.ELSE.match(text)
+        failure = P.ON_FAILURE.match(text)
+        conditional = P.IF.match(text)
         if otherwise:
             self._otherwise(otherwise.group("action"), piece)
         elif failure:
@@ -294,18 +199,18 @@ class _Reader:
             self.last_name = step.name
 
     def _steps(self, clause: str, piece: Piece) -> None:
-        clause = _TRAILING_FIRST.sub("", clause.strip())
-        later = _BEFORE_CAN.match(clause)
+        clause = P.TRAILING_FIRST.sub("", clause.strip())
+        later = P.BEFORE_CAN.match(clause)
         if later:
             clause = later.group("first")
         clause = SUBJECT.sub("", clause).strip()
-        if _NOTHING.match(clause) and self.arm is not None and self.branch is not None:
+        if P.NOTHING.match(clause) and self.arm is not None and self.branch is not None:
             self.branch.arms[-1].stop = True
             return
         steps: list[Step] = []
         for part in split_actions(clause):
             part = SUBJECT.sub("", part).strip()
-            hand_over = _HAND_OVER.match(part)
+            hand_over = P.HAND_OVER.match(part)
             if hand_over:
                 target = hand_over.group("target") or hand_over.group("target2") or ""
                 if self._refers_to_later(target):
@@ -316,16 +221,16 @@ class _Reader:
             if self.thing:
                 # The pronoun is read as a placeholder first, so that the thing it stands for
                 # never picks the step's adaptor ("validate it" is not a Kobo step).
-                part = _PRONOUN.sub(
-                    lambda m: " ".join(filter(None, (m["verb"], m["particle"], _THING))),
+                part = P.PRONOUN.sub(
+                    lambda m: " ".join(filter(None, (m["verb"], m["particle"], P.THING))),
                     part,
                     count=1,
                 )
             made = _make_steps(part, split=False, thing=self.thing)
             if not made:
-                self.sop.unplaced.append(part.replace(_THING, self.thing))
+                self.sop.unplaced.append(part.replace(P.THING, self.thing))
             for step in made:
-                if step.name.split()[0].lower() not in _INSPECTING:
+                if step.name.split()[0].lower() not in P.INSPECTING:
                     self.thing = _object_of(step.name) or self.thing
             steps.extend(made)
         if not steps:
@@ -357,7 +262,7 @@ class _Reader:
 
 def _arrival_rest(text: str) -> str:
     """What is left of "When a form comes in from ODK Central, save it": "save it"."""
-    place = _ARRIVAL_PLACE.match(text)
+    place = P.ARRIVAL_PLACE.match(text)
     if place:
         text = text[place.end() :]
         while re.match(r"^\s+[A-Z][\w-]*", text):
@@ -378,7 +283,7 @@ def _make_steps(clause: str, *, split: bool = True, thing: str = "") -> list[Ste
     steps: list[Step] = []
     for part in split_actions(clause) if split else [clause]:
         adaptor, rest = find_adaptor(part)
-        name = step_name(rest.replace(_THING, thing or "it"))
+        name = step_name(rest.replace(P.THING, thing or "it"))
         if name and re.search(r"[A-Za-z]", name):
             steps.append(Step(name, adaptor or "common", systems=named_adaptors(part)))
     return steps
@@ -389,19 +294,19 @@ def _same(a: str, b: str) -> bool:
 
 
 def _content_words(text: str) -> set[str]:
-    skip = _PREPOSITIONS | PRONOUN_OBJECTS | {"the", "a", "an", "and", "of", "clinical"}
-    found = {_SYNONYMS.get(w, w) for w in re.findall(r"[a-z0-9]+", text.lower())}
+    skip = P.PREPOSITIONS | PRONOUN_OBJECTS | {"the", "a", "an", "and", "of", "clinical"}
+    found = {P.SYNONYMS.get(w, w) for w in re.findall(r"[a-z0-9]+", text.lower())}
     return {w for w in found if w not in skip}
 
 
 def _object_of(name: str) -> str:
     """'Fetch submissions from kobo' -> 'submissions' (what a later 'them' refers to)."""
     words = name.split()[1:]
-    while words and words[0].lower() in _PARTICLES:
+    while words and words[0].lower() in P.PARTICLES:
         words = words[1:]
     kept: list[str] = []
     for word in words:
-        if word.lower() in _PREPOSITIONS or word.lower() in PRONOUN_OBJECTS:
+        if word.lower() in P.PREPOSITIONS or word.lower() in PRONOUN_OBJECTS:
             break
         kept.append(word)
     return " ".join(kept[:4])
@@ -417,11 +322,11 @@ def _split_condition(text: str, hint: str | None) -> tuple[Condition | None, str
     for i in range(1, len(words)):
         head, tail = " ".join(words[:i]), " ".join(words[i:])
         condition = parse_condition(head, hint)
-        if condition is None or not (_make_steps(tail) or _NOTHING.match(tail)):
+        if condition is None or not (_make_steps(tail) or P.NOTHING.match(tail)):
             continue
         if condition.type in ("on_job_failure", "on_job_success"):
             return condition, tail
-        if condition.type == "js_expression" and (_starts_with_verb(tail) or _NOTHING.match(tail)):
+        if condition.type == "js_expression" and (_starts_with_verb(tail) or P.NOTHING.match(tail)):
             return require_clear(condition), tail
     return None, text
 
@@ -434,7 +339,7 @@ def _starts_with_verb(text: str) -> bool:
 def _hint(previous_name: str) -> str | None:
     """What 'it' tests after a step: 'Check whether value is over 200' -> 'value';
     'Check insurance' -> 'insurance'; 'Pull up referral in Epic' -> 'referral'."""
-    whether = _WHETHER.search(previous_name)
+    whether = P.WHETHER.search(previous_name)
     if whether:
         return whether.group("subject").lower()
     thing = _object_of(previous_name)
