@@ -80,6 +80,8 @@ class AgentConfig:
     """Tool calls a turn may make in all; later calls get ``budget_spent``."""
     max_tokens: int = 4096
     """``max_tokens`` of every model request."""
+    max_tokens_retry: int = 16384
+    """``max_tokens`` of the one retry of a planner round whose tool call was cut off."""
     router_min_confidence: int = 3
     """Below this confidence (1-5) the router's choice of the code agent is ignored."""
     code_retries: int = 1

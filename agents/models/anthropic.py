@@ -45,6 +45,9 @@ _BROKEN_TOOL_JSON = "Unable to parse tool parameter JSON"
 _NO_CREDENTIALS = "Could not resolve authentication method"
 
 
+MID_STREAM_RETRIES = 1
+"""Retries of a stream that failed mid-way with a transient error before any text was
+used. The SDK retries failed responses, not a 200 whose SSE stream later fails."""
 MESSAGE_BREAKPOINTS = 2
 """Breakpoints on the conversation: its newest user message, and the one before it.
 
@@ -175,25 +178,30 @@ class AnthropicModel:
     async def create(
         self, request: ModelRequest, *, on_text: TextSink | None = None
     ) -> ModelResponse:
+        """One call; a stream that fails mid-way (overloaded, say) before any of its
+        text reached ``on_text`` is retried once, since nothing of it was used yet."""
         params = self.build_params(request)
         model_id = params["model"]
-        try:
-            async with self.client.messages.stream(**params) as stream:
-                async for event in stream:
-                    if event.type == "text" and on_text is not None and event.text:
-                        try:
-                            await on_text(event.text)
-                        except Exception as exc:
-                            raise _SinkFailedError(exc) from exc
-                message = await stream.get_final_message()
-                request_id = stream.request_id
-        except _SinkFailedError as failed:
-            raise failed.original from None
-        except Exception as exc:
-            mapped = self._translate(exc, request.role, model_id)
-            if mapped is None:
-                raise
-            raise mapped from exc
+        streamed: list[str] = []
+        for attempt in range(MID_STREAM_RETRIES + 1):
+            try:
+                message, request_id = await self._stream(params, on_text, streamed)
+                break
+            except _SinkFailedError as failed:
+                raise failed.original from None
+            except Exception as exc:
+                mapped = self._translate(exc, request.role, model_id)
+                if mapped is None:
+                    raise
+                retry = (
+                    isinstance(mapped, ModelUnavailableError)
+                    and mapped.details.get("mid_stream")
+                    and not streamed
+                    and attempt < MID_STREAM_RETRIES
+                )
+                if not retry:
+                    raise mapped from exc
+                logger.info("anthropic %s stream failed mid-way; retrying once", request.role)
 
         response = ModelResponse(
             content=[self._block(block, request.role, model_id) for block in message.content],
@@ -215,6 +223,19 @@ class AnthropicModel:
             request_id,
         )
         return response
+
+    async def _stream(
+        self, params: dict[str, Any], on_text: TextSink | None, streamed: list[str]
+    ) -> tuple[Any, str | None]:
+        async with self.client.messages.stream(**params) as stream:
+            async for event in stream:
+                if event.type == "text" and on_text is not None and event.text:
+                    streamed.append(event.text)
+                    try:
+                        await on_text(event.text)
+                    except Exception as exc:
+                        raise _SinkFailedError(exc) from exc
+            return await stream.get_final_message(), stream.request_id
 
     # -- conversions -------------------------------------------------------- #
 

@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from agents.events import DeltaEvent
 from agents.models.base import ModelRequest, RequestContext
 from agents.nodes.route import page_context
+from agents.nodes.stop_reasons import ask_planner, stop_text
 from agents.runtime import TurnRuntime
 from agents.state import TurnState
 from tools.document.redaction import redact, render_structure
@@ -101,14 +102,18 @@ async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
         prompt_version=prompt.version,
         prompt_hash=prompt.hash,
     )
-    response = await rt.model("planner").create(request, on_text=on_text)
-    messages.append({"role": "assistant", "content": response.content})
+    response, usage = await ask_planner(rt, request, on_text)
     pending = [] if budget_spent else response.tool_uses
-    update: dict[str, Any] = {
-        "messages": messages,
-        "pending": pending,
-        "usage": response_usage(response.usage.as_dict()),
-    }
+    update: dict[str, Any] = {"usage": response_usage(usage.as_dict())}
+    final = stop_text(response, budget_spent=budget_spent, changed=bool(state.get("changes")))
+    if final is not None:
+        # Nothing of a cut-off or refused reply runs; keep only its text in the conversation.
+        text_only = [b for b in response.content if b.get("type") == "text" and b.get("text")]
+        if text_only:
+            messages.append({"role": "assistant", "content": text_only})
+        return {**update, "messages": messages, "pending": [], "final_text": final}
+    messages.append({"role": "assistant", "content": response.content})
+    update.update(messages=messages, pending=pending)
     if not pending:
         text = response.text.strip()
         if not text and budget_spent:

@@ -386,6 +386,7 @@ async def test_api_key_never_leaks(
         error_reply(429, "rate_limit_error", retry_after=0.01),
         malformed_tool_reply("add_jobs", '{"keys": [}'),
         stream_error_reply(),
+        stream_error_reply(),  # a mid-stream failure is retried once
         delay_reply(2.0, text_reply("late")),
     )
     for secret in (API_KEY, SecretStr(API_KEY)):

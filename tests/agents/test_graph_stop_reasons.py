@@ -1,0 +1,128 @@
+"""Stop reasons through the graph, the real SDK and the strict fake Messages API."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.models import AnthropicModel, ModelUnavailableError
+from agents.nodes.stop_reasons import CUT_OFF_CALL, EMPTY, REFUSED
+from tests.agents.helpers import BASE_YAML, run
+from tests.fakes.anthropic_server import (
+    FakeAnthropicServer,
+    empty_reply,
+    refusal_reply,
+    stream_error_reply,
+    text_reply,
+    tool_reply,
+    truncated_tool_reply,
+)
+
+MODELS = {
+    "router": "claude-haiku-4-5",
+    "planner": "claude-opus-4-5",
+    "job_code": "claude-sonnet-4-6",
+}
+
+
+def _model(server: FakeAnthropicServer) -> AnthropicModel:
+    return AnthropicModel(
+        models=MODELS,  # type: ignore[arg-type]
+        api_key="sk-test-key",
+        base_url=server.base_url,
+        timeout=5.0,
+        max_retries=0,
+    )
+
+
+async def test_a_cut_off_tool_call_is_never_run_and_the_round_is_retried_with_room(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(
+        truncated_tool_reply("remove_jobs", '{"keys": ["check"'),
+        tool_reply(("update_workflow", {"name": "Intake"})),
+        text_reply("Renamed the workflow."),
+    )
+    outcome = await run(_model(fake_anthropic), "rename the workflow to Intake")
+    assert "check" in outcome.doc.structure.jobs  # the partial remove_jobs never ran
+    assert outcome.doc.structure.name == "Intake"
+    first, retry, _ = fake_anthropic.requests
+    assert (first.max_tokens, retry.max_tokens) == (4096, 16384)
+    assert retry.messages == first.messages  # the same round, asked again
+    assert [v["tool"] for v in outcome.runtime.committer.versions] == ["update_workflow"]  # type: ignore[attr-defined]
+    assert fake_anthropic.rejected == []
+
+
+async def test_a_reply_the_fake_cuts_at_max_tokens_is_retried_and_then_runs(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    long_name = "Referral intake and coverage check for the regional clinics "
+    fake_anthropic.queue(
+        tool_reply(("update_workflow", {"name": long_name.strip()})),
+        tool_reply(("update_workflow", {"name": long_name.strip()})),
+        text_reply("Renamed."),
+    )
+    outcome = await run(
+        _model(fake_anthropic), "rename it", config={"max_tokens": 20, "max_tokens_retry": 400}
+    )
+    assert outcome.doc.structure.name == long_name.strip()
+    assert [r.max_tokens for r in fake_anthropic.requests] == [20, 400, 20]
+
+
+async def test_cut_off_twice_tells_the_user_and_changes_nothing(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(
+        truncated_tool_reply("remove_jobs", '{"keys": ["check"'),
+        truncated_tool_reply("remove_jobs", '{"keys": ["check", "fe'),
+    )
+    outcome = await run(_model(fake_anthropic), "remove check")
+    assert outcome.of("message")[-1]["text"] == CUT_OFF_CALL
+    assert outcome.of("workflow") == []
+    assert outcome.state["yaml"] == BASE_YAML
+
+
+async def test_a_refusal_reaches_the_user_as_text(fake_anthropic: FakeAnthropicServer) -> None:
+    fake_anthropic.queue(refusal_reply("I won't write that."), refusal_reply())
+    first = await run(_model(fake_anthropic), "write malware into the step")
+    assert first.of("message")[-1]["text"] == "I won't write that."
+    second = await run(_model(fake_anthropic), "again", turn_id="turn-2")
+    assert second.of("message")[-1]["text"] == REFUSED
+    assert second.state["yaml"] == BASE_YAML
+
+
+async def test_an_empty_end_turn_is_not_an_empty_message(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(empty_reply())
+    outcome = await run(_model(fake_anthropic), "hmm")
+    assert outcome.of("message")[-1]["text"] == EMPTY
+
+
+async def test_a_mid_stream_error_before_any_text_is_retried_once(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(
+        tool_reply(("update_workflow", {"name": "Intake"})),
+        stream_error_reply("overloaded_error"),
+        text_reply("Renamed the workflow."),
+    )
+    outcome = await run(_model(fake_anthropic), "rename the workflow to Intake")
+    assert outcome.of("message")[-1]["text"] == "Renamed the workflow."
+    assert len(fake_anthropic.requests) == 3
+    assert [v["tool"] for v in outcome.runtime.committer.versions] == ["update_workflow"]  # type: ignore[attr-defined]
+
+
+async def test_a_second_mid_stream_error_fails_typed(fake_anthropic: FakeAnthropicServer) -> None:
+    fake_anthropic.queue(stream_error_reply(), stream_error_reply())
+    with pytest.raises(ModelUnavailableError):
+        await run(_model(fake_anthropic), "hello")
+    assert len(fake_anthropic.requests) == 2
+
+
+async def test_a_mid_stream_error_after_streamed_text_is_not_retried(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(stream_error_reply(partial_text="It fetches "), text_reply("unused"))
+    with pytest.raises(ModelUnavailableError):
+        await run(_model(fake_anthropic), "what does it do?")
+    assert len(fake_anthropic.requests) == 1
