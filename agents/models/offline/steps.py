@@ -15,6 +15,7 @@ from agents.models.offline.adaptor_words import find_adaptor, resolve_adaptor_wo
 from agents.models.offline.edits import resolve_pair, split_condition
 from agents.models.offline.grammar import QUOTED, split_at, step_name, unquote
 from agents.models.offline.plan import Outcome, Plan, Reply, call
+from agents.models.offline.plausibility import name_problem
 from agents.models.offline.references import (
     Ambiguous,
     Found,
@@ -145,6 +146,15 @@ def add(text: str, view: View, resolver: Resolver) -> Outcome | None:
     name, adaptor = new_step(what)
     if not name:
         return None
+    doubt = None if QUOTED.search(what) or _CALLED.search(what) else name_problem(name)
+    if doubt is not None:
+        raise NeedsAnswer(
+            Reply(
+                f'I read the new step\'s name as "{name}", but {doubt}, so I changed nothing. '
+                'Give the name in quotes, e.g. add a step called "Dedupe patients" after ...',
+                asks=True,
+            )
+        )
     if name.lower() in _GENERIC_NAMES:
         raise NeedsAnswer(
             Reply(
