@@ -23,6 +23,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from agents.models.catalog import DEFAULT_MODEL_IDS
 from agents.usage import DEFAULT_PRICES, ModelPrice
 from tools.document.yaml_io import DEFAULT_MAX_BYTES
 
@@ -51,9 +52,9 @@ class Settings(BaseSettings):
 
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=_alias("ANTHROPIC_API_KEY"))
     anthropic_base_url: str | None = Field(None, validation_alias=_alias("ANTHROPIC_BASE_URL"))
-    router_model: str = "claude-haiku-4-5"
-    planner_model: str = "claude-opus-4-5"
-    job_code_model: str = "claude-sonnet-4-6"
+    router_model: str = DEFAULT_MODEL_IDS["router"]
+    planner_model: str = DEFAULT_MODEL_IDS["planner"]
+    job_code_model: str = DEFAULT_MODEL_IDS["job_code"]
     model_prices: dict[str, ModelPrice] = Field(
         default_factory=lambda: dict(DEFAULT_PRICES),
         description="USD per million tokens by model id, as JSON: "

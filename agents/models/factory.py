@@ -18,13 +18,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agents.models.anthropic import AnthropicModel
 from agents.models.base import ChatModel, ModelRole
+from agents.models.catalog import DEFAULT_MODEL_IDS, check_model_ids
 
 ROLES: tuple[ModelRole, ...] = ("router", "planner", "job_code")
-DEFAULT_MODEL_IDS: Mapping[ModelRole, str] = {
-    "router": "claude-haiku-4-5",
-    "planner": "claude-opus-4-5",
-    "job_code": "claude-sonnet-4-6",
-}
 
 
 @dataclass(frozen=True)
@@ -59,8 +55,13 @@ class ModelConfig:
 
 
 def build_models(config: ModelConfig) -> dict[ModelRole, ChatModel]:
-    """One model for every role: Claude when ``config`` has a key, else the offline model."""
+    """One model for every role: Claude when ``config`` has a key, else the offline model.
+
+    Raises :class:`~agents.models.catalog.UnknownModelError` for a model id the API
+    does not serve, so a wrong id stops start-up instead of failing the first turn.
+    """
     if config.uses_anthropic:
+        check_model_ids(config.model_ids)
         claude = AnthropicModel(
             models=config.model_ids,
             api_key=config.api_key,

@@ -24,14 +24,14 @@ def test_with_a_key_every_role_gets_claude_with_its_model_id() -> None:
     config = ModelConfig(
         api_key=SecretStr("sk-test"),
         base_url="http://127.0.0.1:9",
-        model_ids={**DEFAULT_MODEL_IDS, "planner": "claude-test"},
+        model_ids={**DEFAULT_MODEL_IDS, "planner": "claude-opus-4-6"},
         timeout_s=5,
         max_retries=0,
     )
     models = build_models(config)
     claude = models["router"]
     assert isinstance(claude, AnthropicModel) and models["job_code"] is claude
-    assert claude.models["planner"] == "claude-test"
+    assert claude.models["planner"] == "claude-opus-4-6"
     assert (claude.base_url, claude.timeout, claude.max_retries) == ("http://127.0.0.1:9", 5, 0)
 
 
@@ -53,3 +53,41 @@ def test_from_env_reads_the_service_settings_names(
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.delenv("PLANWRIGHT_ANTHROPIC_API_KEY", raising=False)
     assert not ModelConfig.from_env().uses_anthropic
+
+
+def test_default_ids_are_current_sdk_ids() -> None:
+    from agents.models.catalog import DEFAULT_MODEL_IDS, end_of_life, sdk_model_ids
+
+    assert set(DEFAULT_MODEL_IDS.values()) <= set(sdk_model_ids())
+    assert all(end_of_life(i) is None for i in DEFAULT_MODEL_IDS.values())
+
+
+@pytest.mark.parametrize(
+    ("model_id", "why"),
+    [("claude-made-up-9", "not a known model id"), ("claude-sonnet-4-5", "retired on 2026-11-30")],
+)
+def test_an_unknown_or_retired_id_fails_when_the_models_are_built(model_id: str, why: str) -> None:
+    import datetime as dt
+
+    from agents.models.catalog import UnknownModelError, check_model_ids
+    from agents.models.factory import DEFAULT_MODEL_IDS, ModelConfig, build_models
+
+    ids = {**DEFAULT_MODEL_IDS, "planner": model_id}
+    with pytest.raises(UnknownModelError) as info:
+        check_model_ids(ids, today=dt.date(2026, 12, 1))
+    assert info.value.code == "unknown_model"
+    assert why in info.value.message and "PLANWRIGHT_PLANNER_MODEL" in info.value.message
+    if model_id == "claude-made-up-9":
+        with pytest.raises(UnknownModelError):
+            build_models(ModelConfig(api_key=SecretStr("k"), model_ids=ids))
+    # without a key the offline model runs and the ids do not matter
+    assert build_models(ModelConfig(model_ids=ids))["planner"].name == "offline"
+
+
+def test_a_deprecated_id_still_served_is_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    import datetime as dt
+
+    from agents.models.catalog import check_model_ids
+
+    check_model_ids({"planner": "claude-sonnet-4-5"}, today=dt.date(2026, 11, 1))
+    assert "retires on 2026-11-30" in caplog.text

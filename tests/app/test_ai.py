@@ -19,7 +19,9 @@ def test_the_factory_defaults_are_the_settings_defaults() -> None:
 
 
 def test_with_a_key_the_service_gets_claude() -> None:
-    settings = Settings(_env_file=None, anthropic_api_key="sk-test", planner_model="claude-test")
+    settings = Settings(
+        _env_file=None, anthropic_api_key="sk-test", planner_model="claude-opus-4-6"
+    )
     claude = build_models(settings)["planner"]
     assert isinstance(claude, AnthropicModel)
-    assert claude.models["planner"] == "claude-test"
+    assert claude.models["planner"] == "claude-opus-4-6"
