@@ -49,6 +49,11 @@ class Settings(BaseSettings):
         '{"<token>": {"role": "editor", "name": "Ana"}} (the name is shown as the author '
         "of versions). Unset: single-user mode, loopback only.",
     )
+    identity_key: SecretStr | None = Field(
+        None,
+        description="Secret key for the opaque author labels of unnamed tokens (HMAC). "
+        "Unset: derived from all configured tokens, so labels change when the tokens do.",
+    )
 
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=_alias("ANTHROPIC_API_KEY"))
     anthropic_base_url: str | None = Field(None, validation_alias=_alias("ANTHROPIC_BASE_URL"))

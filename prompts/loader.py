@@ -41,6 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from prompts.delimiters import enclosing_tags, fence
 from tools.errors import PlanwrightError
 
 __all__ = [
@@ -120,10 +121,19 @@ class PromptTemplate:
         Every placeholder must be given and every given variable must be used;
         values must be strings. Substitution is a single pass, so values may
         themselves contain ``{{ ... }}`` (e.g. a user's message) without being
-        expanded.
+        expanded. A placeholder that is the whole content of a tag
+        (``<user_message>{{message}}</user_message>``) cannot close or reopen that
+        tag: see :mod:`prompts.delimiters`.
         """
         self._check(variables)
-        return _PLACEHOLDER.sub(lambda match: variables[match.group(1)], self.text)
+        fences = enclosing_tags(self.text)
+        tags = set(fences.values())  # no fenced value may open or close any of them
+
+        def value(match: re.Match[str]) -> str:
+            name = match.group(1)
+            return fence(variables[name], *tags) if name in fences else variables[name]
+
+        return _PLACEHOLDER.sub(value, self.text)
 
     def _check(self, variables: Mapping[str, object]) -> None:
         where = f"prompt {self.name} {self.version}"

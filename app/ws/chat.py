@@ -91,23 +91,23 @@ async def chat_socket(
                     raw = message.get("bytes") or b""
                     text = raw.decode("utf-8", errors="replace")
                 if len(text.encode("utf-8")) > limit:
-                    await conn.send(
+                    await conn.reply(
                         error_frame("frame_too_large", f"Frames are limited to {limit} bytes.")
                     )
                     continue
                 try:
                     frame = parse_frame(text)
                 except FrameError as exc:
-                    await conn.send(error_frame(exc.code, exc.message))
+                    await conn.reply(error_frame(exc.code, exc.message))
                     continue
                 if isinstance(frame, CancelFrame):
                     if running is None or running.done():
-                        await conn.send(error_frame("no_turn", "No turn is running."))
+                        await conn.reply(error_frame("no_turn", "No turn is running."))
                     else:
                         await cancel(running, conn)
                     continue
                 if running is not None and not running.done():
-                    await conn.send(error_frame("busy", "A turn is already running here."))
+                    await conn.reply(error_frame("busy", "A turn is already running here."))
                     continue
                 if isinstance(frame, TurnFrame):
                     request = TurnRequest(

@@ -41,6 +41,10 @@ class Connection:
         self._writer: asyncio.Task[None] | None = None
         self.closed = False
         self.last_workflow_version: int | None = None
+        # Replies to the client's own frames may fill only half the queue, so a
+        # burst of client frames never leaves a running turn's frames without room.
+        self._reply_limit = max(1, queue_size // 2)
+        self._room = asyncio.Event()
 
     async def __aenter__(self) -> Connection:
         self._writer = asyncio.create_task(self._drain())
@@ -70,6 +74,15 @@ class Connection:
         except asyncio.QueueFull:
             await self.close(SLOW_CLIENT, "client too slow: frames were not being read")
 
+    async def reply(self, frame: ServerFrame | dict[str, Any]) -> None:
+        """Queue the answer to one of the client's frames, waiting for the writer
+        when replies are backed up: a client that sends faster than it reads is
+        slowed down (its frames are read later), never closed as too slow."""
+        while not self.closed and self._queue.qsize() >= self._reply_limit:
+            self._room.clear()
+            await self._room.wait()
+        await self.send(frame)
+
     async def subscribe(
         self, bus: EventBus, workflow_id: str, *, since_version: int | None = None
     ) -> Subscription | None:
@@ -90,6 +103,7 @@ class Connection:
         if self.closed:
             return
         self.closed = True
+        self._room.set()
         if self._writer is not None:
             self._writer.cancel()
         with contextlib.suppress(Exception):
@@ -99,10 +113,12 @@ class Connection:
     async def _drain(self) -> None:
         while True:
             frame = await self._queue.get()
+            self._room.set()
             if frame is None:
                 return
             try:
                 await self.websocket.send_json(frame)
             except Exception:
                 self.closed = True
+                self._room.set()
                 return

@@ -27,13 +27,19 @@ def test_single_user_mode_answers_only_to_loopback_names(tmp_path: Path) -> None
         assert rebound.status_code == 400
         wid = client.post("/v1/workflows", json={"name": "W"}).json()["id"]
         session = client.post("/v1/sessions", json={"workflow_id": wid}).json()["id"]
-        url = f"ws://127.0.0.1/v1/sessions/{session}/ws"
+        url = f"ws://127.0.0.1:8000/v1/sessions/{session}/ws"
         with client.websocket_connect(url, headers={"origin": "http://127.0.0.1:8000"}) as ws:
             ws.send_json({"type": "cancel"})
             assert ws.receive_json()["code"] == "no_turn"
         with (
             pytest.raises(WebSocketDisconnect) as refused,
             client.websocket_connect(url, headers={"origin": "https://evil.example.com"}),
+        ):
+            pass
+        assert refused.value.code == 1008
+        with (  # same host name, another port: another site
+            pytest.raises(WebSocketDisconnect) as refused,
+            client.websocket_connect(url, headers={"origin": "http://127.0.0.1:5173"}),
         ):
             pass
         assert refused.value.code == 1008

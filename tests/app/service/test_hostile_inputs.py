@@ -3,6 +3,8 @@ types text, and versions at the edge of the schema's int32 columns."""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from urllib.parse import quote
 
 import pytest
@@ -10,7 +12,14 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from app.api.schemas import MAX_VERSION
-from tests.app.service.conftest import DOC, EDITOR, auth, create_session, create_workflow
+from tests.app.service.conftest import (
+    DOC,
+    EDITOR,
+    REVIEWER,
+    auth,
+    create_session,
+    create_workflow,
+)
 
 NUL = quote("\x00")
 
@@ -116,3 +125,28 @@ def test_nul_in_a_websocket_path_id_is_refused(client: TestClient) -> None:
         ):
             ws.receive_json()
         assert closed.value.code == 1008
+
+
+def test_an_unnamed_tokens_author_label_reveals_nothing_about_the_token(
+    app_client: Callable[..., TestClient],
+) -> None:
+    """Reviewers read version authors: an unsalted digest prefix there would let
+    them confirm a guessed token offline. The label is keyed, and stable."""
+    first = app_client()
+    workflow_id = create_workflow(first)["id"]
+    author = first.get(f"/v1/workflows/{workflow_id}/versions", headers=auth(REVIEWER)).json()[0][
+        "author"
+    ]
+    digest = hashlib.sha256(EDITOR.encode()).hexdigest()
+    assert author.startswith("editor-")
+    assert not any(digest[i : i + 8] in author for i in range(len(digest) - 7))
+    assert EDITOR not in author
+    again = app_client()  # a restart, or another worker: the same label
+    other = create_workflow(again)["id"]
+    versions = again.get(f"/v1/workflows/{other}/versions", headers=auth(EDITOR)).json()
+    assert versions[0]["author"] == author
+    keyed = app_client(identity_key="a-configured-secret-key")
+    third = create_workflow(keyed)["id"]
+    relabelled = keyed.get(f"/v1/workflows/{third}/versions", headers=auth(EDITOR)).json()
+    assert relabelled[0]["author"].startswith("editor-")
+    assert relabelled[0]["author"] != author
