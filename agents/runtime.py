@@ -80,6 +80,10 @@ class AgentConfig:
     """Tool calls a turn may make in all; later calls get ``budget_spent``."""
     max_tokens: int = 4096
     """``max_tokens`` of every model request."""
+    history_token_budget: int = 8000
+    """Estimated tokens of earlier turns sent with each request; the newest are kept."""
+    max_message_chars: int = 20000
+    """Longest user message a turn accepts (``message_too_long`` beyond it)."""
     max_tokens_retry: int = 16384
     """``max_tokens`` of the one retry of a planner round whose tool call was cut off."""
     router_min_confidence: int = 3

@@ -121,6 +121,8 @@ async def open_services(
                 max_tool_calls=settings.max_tool_calls,
                 max_yaml_bytes=settings.max_yaml_bytes,
                 prices=settings.model_prices,
+                history_token_budget=settings.history_token_budget,
+                max_message_chars=settings.max_message_chars,
             ),
             lock_ttl_s=settings.turn_lock_ttl_s,
             tracer=tracer,

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agents.budget import MessageTooLongError, check_message
 from agents.events import (
     ConfirmEvent,
     MessageEvent,
@@ -182,6 +183,11 @@ class TurnService:
 
     async def run(self, request: TurnRequest, send: Send) -> None:
         session = request.session
+        try:  # before the lock and the store: a message over the limit is never recorded
+            check_message(request.content, self.config.max_message_chars)
+        except MessageTooLongError as exc:
+            await send(error_frame(exc.code, exc.message))
+            return
         handle = await self._lock(session.workflow_id, send)
         if handle is None:
             return

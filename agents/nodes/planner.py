@@ -11,6 +11,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from agents.budget import trim_history
 from agents.events import DeltaEvent
 from agents.models.base import ModelRequest, RequestContext
 from agents.nodes.route import page_context
@@ -47,7 +48,8 @@ def first_messages(state: TurnState, rt: TurnRuntime) -> list[dict[str, Any]]:
         errors=errors_block,
         message=state["user_text"],
     )
-    return [*_history_messages(state.get("history") or []), {"role": "user", "content": content}]
+    history = trim_history(state.get("history") or [], rt.config.history_token_budget)
+    return [*_history_messages(history), {"role": "user", "content": content}]
 
 
 def _history_messages(history: list[dict[str, str]]) -> list[dict[str, Any]]:
@@ -96,7 +98,7 @@ async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
             job_key=state.get("job_key"),
             read_only=bool(state.get("read_only")),
             errors=state.get("errors"),
-            history=list(state.get("history") or []),
+            history=trim_history(state.get("history") or [], rt.config.history_token_budget),
         ),
         prompt_name=prompt.name,
         prompt_version=prompt.version,

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, ValidationError
 
+from agents.budget import check_message
 from agents.events import RouteEvent
 from agents.models.base import ModelError, ModelRequest, RequestContext
 from agents.runtime import TurnRuntime
@@ -45,6 +46,7 @@ def page_context(state: TurnState) -> str:
 
 
 async def route_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
+    check_message(state["user_text"], runtime.context.config.max_message_chars)
     destination = await _decide(state, runtime.context)
     runtime.stream_writer(RouteEvent(destination=destination))
     return {"route": destination}

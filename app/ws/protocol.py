@@ -50,7 +50,9 @@ class PageContext(_Frame):
 
 class TurnFrame(_Frame):
     type: Literal["turn"]
-    content: ClientText = Field(min_length=1, max_length=20_000)
+    # No length bound here: the frame size limit bounds it, and the configured
+    # PLANWRIGHT_MAX_MESSAGE_CHARS answers message_too_long (app.turns).
+    content: ClientText = Field(min_length=1)
     context: PageContext = Field(default_factory=PageContext)
     errors: ClientText | None = Field(None, max_length=20_000)
 

@@ -49,3 +49,51 @@ async def test_removed_entries_are_named_in_the_result() -> None:
     await run(model, "disconnect fetch from check")
     (result,) = _results(model, 1)
     assert "Removed: edge fetch->check" in result, result
+
+
+def test_history_keeps_the_newest_messages_within_the_budget() -> None:
+    from agents.budget import TRIMMED, estimate_tokens, trim_history
+
+    history = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " + "x" * 400}
+        for i in range(40)
+    ]
+    kept = trim_history(history, 1000)
+    assert kept == history[-len(kept) :]  # the newest, in order, untouched
+    assert 0 < len(kept) < 40
+    assert sum(estimate_tokens(m["content"]) for m in kept) <= 1000
+    long_answer = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "y" * 40_000}]
+    trimmed = trim_history(long_answer, 1000)
+    assert trimmed[-1]["content"].endswith(TRIMMED)
+    assert estimate_tokens(trimmed[-1]["content"]) <= 500
+    assert trimmed[0] == {"role": "user", "content": "q"}
+
+
+async def test_the_planner_sends_history_trimmed_to_the_configured_budget() -> None:
+    long_answer = "Here is everything about the workflow. " * 2000  # ~20K tokens
+    history = [
+        {"role": "user", "content": "an old question"},
+        {"role": "assistant", "content": "an old answer"},
+        {"role": "user", "content": "explain it all"},
+        {"role": "assistant", "content": long_answer},
+    ]
+    model = ScriptedModel([ScriptedModel.text("Sure.")])
+    await run(model, "and now?", history=history, config={"history_token_budget": 2000})
+    messages = model.requests[0].messages
+    sent = sum(len(str(m["content"])) for m in messages[:-1]) / 4
+    assert sent <= 2000
+    assert messages[-2]["role"] == "assistant" and "left out" in messages[-2]["content"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
+    assert model.requests[0].context.history[-1]["content"] == messages[-2]["content"]
+
+
+async def test_a_message_over_the_limit_is_a_coded_error_before_any_model_call() -> None:
+    import pytest
+
+    from agents.budget import MessageTooLongError
+
+    model = ScriptedModel([])
+    with pytest.raises(MessageTooLongError) as info:
+        await run(model, "x" * 101, config={"max_message_chars": 100})
+    assert info.value.code == "message_too_long"
+    assert model.requests == []

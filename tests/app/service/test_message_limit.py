@@ -1,0 +1,26 @@
+"""A user message over the configured length is an ``error`` frame, and nothing is recorded."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from agents.models import ScriptedModel
+from tests.app.service.conftest import EDITOR, auth
+from tests.app.service.test_ws_chat import connect, setup, turn, until
+
+
+def test_a_message_over_the_limit_is_an_error_frame_and_records_nothing(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    model.push(ScriptedModel.text("Hello."))
+    _, session_id = setup(client)
+    with connect(client, session_id) as ws:
+        ws.send_json(turn("x" * 20_001))  # the default PLANWRIGHT_MAX_MESSAGE_CHARS is 20,000
+        frame = ws.receive_json()
+        assert (frame["type"], frame["code"]) == ("error", "message_too_long")
+        assert "20,001 characters" in frame["message"]
+        ws.send_json(turn("hello"))  # the connection stays usable
+        assert until(ws, "turn.completed")[-1]["type"] == "turn.completed"
+    detail = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+    assert [m["content"] for m in detail["messages"]] == ["hello", "Hello."]
+    assert len(model.requests) == 1
