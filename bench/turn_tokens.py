@@ -17,6 +17,12 @@ answers. Prints one JSON object, each key mapping the job count ("10", "200",
 
 A size whose turn fails (e.g. a request over the context window) reports
 ``null`` and its error under ``errors``.
+
+``--prompts`` instead prints, per prompt (router, planner editing, planner
+read-only, code sub-agent), the estimated tokens of its fixed prefix (tools +
+system prompt, what is the same on every request), the model's minimum
+cacheable length, and whether that prefix alone can be cached; and the first
+request's whole size on a 200-job workflow, which the rolling breakpoint caches.
 """
 
 from __future__ import annotations
@@ -37,7 +43,14 @@ from agents.models.factory import DEFAULT_MODEL_IDS
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, TurnRuntime
 from bench.edit_latency import build_document
-from tests.fakes.anthropic_server import FakeAnthropicServer, text_reply, tool_reply
+from tests.fakes.anthropic_server import (
+    FakeAnthropicServer,
+    Reply,
+    estimate_input_tokens,
+    text_reply,
+    tool_reply,
+)
+from tests.fakes.models import lookup
 from tools.errors import PlanwrightError
 
 SIZES = (10, 200, 1000)
@@ -113,7 +126,56 @@ async def _turn(server: FakeAnthropicServer, jobs: int) -> dict[str, float]:
     }
 
 
+def _prompt_reply(body: dict[str, Any]) -> Reply:
+    if (body.get("tool_choice") or {}).get("name") == "route":
+        return tool_reply(("route", {"destination": "job_code", "confidence": 5}))
+    return text_reply("No change.")
+
+
+async def _prompts(server: FakeAnthropicServer) -> dict[str, Any]:
+    """Capture one request of each prompt and size its fixed prefix."""
+    server.reset()
+    server.default_reply = _prompt_reply
+    claude = AnthropicModel(
+        models=DEFAULT_MODEL_IDS, api_key="bench-key", base_url=server.base_url, max_retries=0
+    )
+    runtime = TurnRuntime(models=dict.fromkeys(("router", "planner", "job_code"), claude))  # type: ignore[arg-type]
+    yaml = build_document(200).to_yaml()
+    turns = [
+        {"user_text": "write the code for this step", "page": "job", "job_key": "step-3"},
+        {"user_text": "what does it do?", "read_only": True},
+        {"user_text": "what does it do?"},
+    ]
+    graph = build_graph(InMemorySaver())
+    try:
+        for i, extra in enumerate(turns):
+            turn = {"turn_id": f"prompts-{i}", "yaml": yaml, "version": 1, **extra}
+            async for _ in TurnRunner(graph).start(turn, runtime):  # type: ignore[arg-type]
+                pass
+    finally:
+        await claude.aclose()
+    names = ["router", "job_code", "planner_read_only", "planner"]
+    out: dict[str, Any] = {}
+    for name, recorded in zip(names, server.requests, strict=True):
+        body = recorded.json
+        model = lookup(body["model"])
+        assert model is not None
+        prefix = estimate_input_tokens({"tools": body.get("tools"), "system": body.get("system")})
+        out[name] = {
+            "model": body["model"],
+            "prefix_tokens": prefix,
+            "first_request_tokens_200_jobs": estimate_input_tokens(body),
+            "min_cacheable_tokens": model.min_cache_tokens,
+            "prefix_cacheable": prefix >= model.min_cache_tokens,
+        }
+    return out
+
+
 async def main() -> None:
+    if "--prompts" in sys.argv[1:]:
+        with FakeAnthropicServer() as server:
+            print(json.dumps(await _prompts(server)))
+        return
     out: dict[str, Any] = {
         "input_tokens": {},
         "cache_read_share": {},
