@@ -139,9 +139,9 @@ async def _prompts(server: FakeAnthropicServer) -> dict[str, Any]:
     claude = AnthropicModel(
         models=DEFAULT_MODEL_IDS, api_key="bench-key", base_url=server.base_url, max_retries=0
     )
-    runtime = TurnRuntime(models=dict.fromkeys(("router", "planner", "job_code"), claude))  # type: ignore[arg-type]
+    runtime = TurnRuntime(models={"router": claude, "planner": claude, "job_code": claude})
     yaml = build_document(200).to_yaml()
-    turns = [
+    turns: list[dict[str, Any]] = [
         {"user_text": "write the code for this step", "page": "job", "job_key": "step-3"},
         {"user_text": "what does it do?", "read_only": True},
         {"user_text": "what does it do?"},
