@@ -209,3 +209,27 @@ def test_duplicate_ids_are_an_error_on_every_import_format() -> None:
     fine = LIGHTNING_DUPLICATE_IDS.replace("000000000001, name: B", "000000000002, name: B")
     (doc,) = import_workflows("lightning", fine, new_id=lambda: next(counter))
     assert set(doc.structure.jobs) == {"a", "b"}
+
+
+def test_a_step_condition_without_the_guard_is_noted_for_the_model() -> None:
+    ctx = make_context()
+    doc = referral_doc(ctx)
+    edge = {
+        "source": "fetch-referrals",
+        "target": "notify-team",
+        "condition_type": "js_expression",
+        "condition_expression": "state.data.urgent",
+    }
+    result = ok(doc, "add_edges", {"edges": [edge]}, ctx)
+    assert "is also checked when 'fetch-referrals' fails" in result.text
+    assert "!state.errors?.[upstreamStepId] && (X)" in result.text
+    noted = [p for p in document_problems(doc) if p.code == "unguarded_condition"]
+    assert [(p.subject, p.blocking) for p in noted] == [
+        ("edges.fetch-referrals->notify-team", False)
+    ]
+    guarded = {**edge, "condition_expression": on_success_and("state.data.urgent")}
+    done = ok(doc, "update_edges", {"edges": [guarded]}, ctx)
+    assert "also checked" not in done.text
+    # An expression that decides on failure itself needs no guard.
+    failure = {**edge, "condition_expression": "Boolean(state.errors?.[upstreamStepId])"}
+    assert "also checked" not in ok(doc, "update_edges", {"edges": [failure]}, ctx).text

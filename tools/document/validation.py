@@ -13,7 +13,12 @@ from dataclasses import dataclass
 
 from tools.catalogue.adaptors import AdaptorCatalogue
 from tools.catalogue.names import split_adaptor
-from tools.document.conditions import ExpressionProblem, expression_problem
+from tools.document.conditions import (
+    SUCCESS_GUARD,
+    ExpressionProblem,
+    expression_problem,
+    looks_at_errors,
+)
 from tools.document.cron import cron_problem
 from tools.document.names import MAX_NAME_LENGTH, derive_key, is_valid_key, sanitise_name
 from tools.document.reach import duplicate_ids, reachable_jobs, unreachable_jobs
@@ -243,6 +248,23 @@ def _edge_problems(structure: Structure) -> list[Problem]:
                     "invalid_condition_expression",
                     subject,
                     f"Edge {key!r}: condition_expression is not a JavaScript expression: {bad}.",
+                )
+            )
+        if (
+            edge.condition_type == "js_expression"
+            and has_expression
+            and bad is None
+            and edge.source_job is not None
+            and not looks_at_errors(edge.condition_expression or "")
+        ):
+            out.append(
+                Problem(
+                    "unguarded_condition",
+                    subject,
+                    f"Edge {key!r} is also checked when {edge.source_job!r} fails (OpenFn "
+                    "evaluates js_expression edges for failed steps too); for 'on success and "
+                    f"X' write {SUCCESS_GUARD} && (X).",
+                    blocking=False,
                 )
             )
         if edge.condition_type != "js_expression" and edge.condition_expression is not None:
