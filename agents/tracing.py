@@ -5,7 +5,7 @@ the same trace): a root ``turn`` observation carrying session id, user id,
 tags, route and read-only; a generation per model call (model, usage with
 cache tokens, prompt name/version/hash) through :class:`TracedModel`; a tool
 span per tool and an agent span per code sub-agent, read from the runner's
-``status`` events. Secrets are masked by :func:`mask_secrets` before anything
+``status`` events. Secrets are masked by :func:`agents.masking.mask_secrets` before anything
 leaves the process. Without Langfuse configured, :class:`Tracer` is a no-op
 and no client is ever built::
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
@@ -35,45 +34,10 @@ from agents.events import (
     TurnCompletedEvent,
     WorkflowEvent,
 )
+from agents.masking import mask_secrets
 from agents.models.base import ChatModel, ModelRequest, ModelResponse, TextSink
 from agents.runtime import TurnRuntime
 from agents.usage import DEFAULT_PRICES, ModelPrice, cost_breakdown
-
-MASK = "***"
-# Whole key names only: "input_tokens" and "max_tokens" are counts, not secrets.
-_SECRET_KEYS = re.compile(
-    r"^(?:x[_-])?(?:api[_-]?key|secret(?:[_-]key)?|(?:access[_-]|refresh[_-]|auth[_-]|bearer[_-])?"
-    r"token|authorization|password|passwd|cookie|set[_-]cookie)$",
-    re.I,
-)
-_SECRET_TEXT = [
-    (re.compile(r"sk-ant-[A-Za-z0-9_\-]+"), "sk-ant-" + MASK),
-    (re.compile(r"sk-lf-[A-Za-z0-9_\-]+"), "sk-lf-" + MASK),
-    (re.compile(r"(?i)\b(authorization\s*[:=]\s*)(?:bearer\s+|basic\s+)?\S+"), r"\1" + MASK),
-    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=\-]{8,}"), r"\1 " + MASK),
-    (
-        re.compile(
-            r"(?i)\b(x-api-key|api[_-]?key|token|secret|password|passwd)(\s*[:=]\s*)[\"']?[^\s\"',}]+"
-        ),
-        r"\1\2" + MASK,
-    ),
-]
-
-
-def mask_secrets(*, data: Any, **_: Any) -> Any:
-    """Langfuse ``mask=`` callback: API keys, tokens, Authorization values, ``sk-ant-...``."""
-    if isinstance(data, str):
-        for pattern, replacement in _SECRET_TEXT:
-            data = pattern.sub(replacement, data)
-        return data
-    if isinstance(data, Mapping):
-        return {
-            k: MASK if isinstance(k, str) and _SECRET_KEYS.search(k) and v else mask_secrets(data=v)
-            for k, v in data.items()
-        }
-    if isinstance(data, list | tuple):
-        return [mask_secrets(data=item) for item in data]
-    return data
 
 
 class LangfuseConfig(BaseModel):

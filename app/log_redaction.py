@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from agents.masking import mask_text
+
 _TOKEN_IN_QUERY = re.compile(r"([?&](?:token|access_token|api_key)=)[^&\s\"']+", re.I)
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]+")
 REDACTED = "[redacted]"
@@ -20,6 +22,9 @@ LOGGERS = ("uvicorn.access", "uvicorn.error", "uvicorn", "app")
 
 
 def redact(text: str) -> str:
+    """Tokens in query strings and bearer values, then every secret shape the
+    trace masker knows (job code and messages can end up in log lines too)."""
+    text = mask_text(text)
     return _BEARER.sub(r"\1" + REDACTED, _TOKEN_IN_QUERY.sub(r"\1" + REDACTED, text))
 
 

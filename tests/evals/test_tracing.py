@@ -181,3 +181,26 @@ def test_config_reads_the_environment() -> None:
     )
     assert config.configured and config.host == "http://127.0.0.1:3000"
     assert "sk-lf-2" not in repr(config)
+
+
+async def test_secrets_in_job_code_are_masked_in_every_span(
+    langfuse_client: Callable[..., Any], exporter: InMemorySpanExporter
+) -> None:
+    client = langfuse_client(span_exporter=exporter)
+    secrets = ["Zq8sEcReT0va1ueA", "Pw0rdQ9xY7zW", "k3yV4lu3Ab12", "Us3rPa55Cd9z", "b4s1cAuthXy7"]
+    code = (
+        f"get('/x', {{ headers: {{ Authorization: 'Bearer {secrets[0]}', "
+        f"'x-api-key': '{secrets[2]}' }} }});\nconst pw = \"{secrets[1]}\";\n"
+        f"get('https://ana:{secrets[3]}@example.org/api');\n"
+        f"post('/y', {{ headers: {{ Authorization: 'Basic ' + btoa('ana:{secrets[4]}') }} }});"
+    )
+    leaky = scenario(
+        {"mutation": "none", "rubric": None},
+        fixture="referral_intake",
+        turns=[{"content": f"use this code for the fetch step:\n{code}"}],
+        script={"planner": [{"text": f"That code would be:\n{code}"}]},
+    )
+    await _traced(client, [leaky])
+    dump = json.dumps([attrs(s) for s in exporter.get_finished_spans()])
+    assert "That code would be" in dump  # the text itself was exported
+    assert [s for s in secrets if s in dump] == []

@@ -1,0 +1,188 @@
+"""Masking secrets out of everything that leaves the process (Langfuse traces, logs).
+
+Traces carry the user's messages, tool inputs and results, and job code, and
+job code is where people paste credentials. The masker knows the shapes a
+secret takes there rather than a list of exact key names:
+
+- a secret-named key with a value, in an object literal, an assignment, a
+  header pair or prose: ``Authorization: 'Bearer X'``, ``'x-api-key': 'X'``,
+  ``pw = "X"``, ``{ clientSecret: `X` }``, ``setHeader('X-Auth-Token', 'X')``,
+  ``password=X``. A name is secret when one of its words (split on ``_``,
+  ``-``, ``.`` and camelCase) is a secret word (``password``, ``pw``,
+  ``secret``, ``token``, ``auth``, ``apikey`` ...) or it pairs ``api``,
+  ``access``, ``private`` or ``client`` with ``key``; ``author`` and
+  ``input_tokens`` are not secret names.
+- credentials in URLs: ``https://u:X@host``, ``https://X@host``, and query
+  parameters such as ``?api_key=X``, ``&key=X``, ``&access_token=X``.
+- authorization schemes anywhere: ``Bearer X``, ``Basic X``, and what is
+  base64-encoded into one (``btoa('u:X')``, ``Buffer.from('u:X')``).
+- well-known token shapes (Anthropic, Langfuse, OpenAI, GitHub, Slack, AWS,
+  Google, GitLab keys, JWTs, PEM private keys).
+
+A bare value that is a member path (``state.configuration.password``) is code,
+not a secret, and stays readable. Mapping keys with secret names have their
+whole value masked.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+MASK = "***"
+
+_SECRET_WORDS = frozenset(
+    {
+        "password",
+        "passwd",
+        "passphrase",
+        "pass",
+        "pwd",
+        "pw",
+        "secret",
+        "secrets",
+        "token",
+        "auth",
+        "authorization",
+        "apikey",
+        "credential",
+        "credentials",
+        "cookie",
+        "jwt",
+        "bearer",
+        "signature",
+        "sig",
+        "privatekey",
+        "accesskey",
+    }
+)
+_KEY_PREFIXES = frozenset({"api", "access", "private", "client", "secret", "signing"})
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+@lru_cache(maxsize=4096)
+def is_secret_name(name: str) -> bool:
+    """``apiKey``, ``x-api-key``, ``client_secret``, ``pw``: yes; ``author``, ``max_tokens``: no."""
+    words = [w.lower() for w in _WORDS.findall(name)]
+    if any(w in _SECRET_WORDS for w in words):
+        return True
+    return any(a in _KEY_PREFIXES and b == "key" for a, b in itertools.pairwise(words))
+
+
+_NAME = r"[A-Za-z_$][\w$.-]*"
+_QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`]*`"
+_BARE = r"[^\s,;&}\)\]\"'`<>]+"
+# name (maybe quoted), then ":" or "=" (not "==" or "=>"), then a quoted or bare value.
+_PAIR = re.compile(
+    rf"(?P<name>{_NAME})(?P<close>[\"'`]?)(?P<op>\s*(?::|=(?![=>]))\s*)(?P<value>{_QUOTED}|{_BARE})"
+)
+# a header name and value as two arguments: setHeader('x-api-key', 'X')
+_ARGS = re.compile(rf"(?P<name>[\"'`]{_NAME}[\"'`])(?P<op>\s*,\s*)(?P<value>{_QUOTED})")
+_MEMBER_PATH = re.compile(r"^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*|\[[^\]]*\])+$")
+_CODE_WORDS = frozenset({"true", "false", "null", "undefined", "none", "yes", "no"})
+
+_TEXT: list[tuple[re.Pattern[str], str]] = [
+    (
+        re.compile(
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S
+        ),
+        "-----BEGIN PRIVATE KEY-----" + MASK,
+    ),
+    (re.compile(r"\b(sk-ant-|sk-lf-|pk-lf-|sk-proj-|sk-)[A-Za-z0-9_\-]{6,}"), r"\1" + MASK),
+    (
+        re.compile(r"\b(ghp_|gho_|ghs_|ghu_|github_pat_|glpat-|xox[abprs]-)[A-Za-z0-9_\-]{6,}"),
+        r"\1" + MASK,
+    ),
+    (re.compile(r"\b(AKIA|ASIA)[0-9A-Z]{12,}"), r"\1" + MASK),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"), "AIza" + MASK),
+    (re.compile(r"\beyJ[\w-]{5,}\.[\w-]{5,}\.[\w-]*"), "eyJ" + MASK),
+    # userinfo in a URL: keep the user name of user:password, mask the rest
+    (
+        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/:@'\"`]*):([^\s/@'\"`]+)@"),
+        r"\1\2:" + MASK + "@",
+    ),
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/:@'\"`]{6,})@"), r"\1" + MASK + "@"),
+    # query parameters that carry keys
+    (
+        re.compile(
+            r"(?i)([?&;](?:[\w.\-]*(?:key|token|secret|password|passwd|pwd|auth|sig|signature|"
+            r"credential)[\w.\-]*|code)=)[^&\s'\"`#<>]+"
+        ),
+        r"\1" + MASK,
+    ),
+    (re.compile(r"(?i)\b(bearer|basic|token|digest)(\s+)[A-Za-z0-9._~+/=\-:]{6,}"), r"\1\2" + MASK),
+]
+# prose: "my password is X", "the api key was: X"
+_PROSE = re.compile(
+    r"(?i)\b((?:api[ _-]?key|access[ _-]?key|token|password|passwd|passphrase|secret|pw)"
+    r"\s+(?:is|was|are)\s*:?\s*)([\"'`]?)[^\s\"'`,;]{4,}"
+)
+# what is base64-encoded into a Basic header: btoa('user:password')
+_ENCODED = re.compile(
+    r"(?i)\b(btoa|Buffer\.from|base64encode|b64encode)(\s*\(\s*)(" + _QUOTED + ")"
+)
+
+
+def _mask_quoted(value: str) -> str:
+    quote = value[0]
+    return f"{quote}{MASK}{quote}" if quote in "\"'`" and len(value) >= 2 else MASK
+
+
+def _masked_value(match: re.Match[str]) -> str | None:
+    """The value's replacement, or ``None`` when this is no secret."""
+    name, value = match.group("name"), match.group("value")
+    if not is_secret_name(name.strip("\"'`")):
+        return None
+    if value[0] in "\"'`":
+        return _mask_quoted(value)
+    if _MEMBER_PATH.match(value) or value.lower() in _CODE_WORDS or value.startswith("${"):
+        return None  # code that reads a secret, not the secret
+    return MASK
+
+
+def _sub_pairs(pattern: re.Pattern[str], text: str) -> str:
+    """Like ``pattern.sub``, but a pair that is no secret gives its value back to
+    the scan: in ``note: password = 'x'`` the value of ``note`` starts the real pair."""
+    out: list[str] = []
+    position = 0
+    while (match := pattern.search(text, position)) is not None:
+        masked = _masked_value(match)
+        if masked is None:
+            out.append(text[position : match.start("value")])
+            position = match.start("value")
+            continue
+        out.append(text[position : match.start("value")] + masked)
+        position = match.end("value")
+    out.append(text[position:])
+    return "".join(out)
+
+
+def _encoded(match: re.Match[str]) -> str:
+    return match.group(1) + match.group(2) + _mask_quoted(match.group(3))
+
+
+def mask_text(text: str) -> str:
+    """``text`` with every secret shape above replaced by ``***``."""
+    for pattern, replacement in _TEXT:
+        text = pattern.sub(replacement, text)
+    text = _ENCODED.sub(_encoded, text)
+    text = _PROSE.sub(r"\1\2" + MASK, text)
+    text = _sub_pairs(_ARGS, text)
+    return _sub_pairs(_PAIR, text)
+
+
+def mask_secrets(*, data: Any, **_: Any) -> Any:
+    """Langfuse ``mask=`` callback: masks strings, and whole values under secret keys."""
+    if isinstance(data, str):
+        return mask_text(data)
+    if isinstance(data, Mapping):
+        return {
+            k: MASK if isinstance(k, str) and is_secret_name(k) and v else mask_secrets(data=v)
+            for k, v in data.items()
+        }
+    if isinstance(data, list | tuple):
+        return [mask_secrets(data=item) for item in data]
+    return data
