@@ -11,6 +11,9 @@ from tools.document.structure import Change, Structure
 from tools.jobcode import body_line_count, has_code
 
 CHANGES_HEADING = "Changed entries as they are now:"
+EDGES_HEADING = "Edges (on_job_success unless another condition is shown):"
+"""The default condition is left off each edge line: on a 200-step chain that is a
+fifth of the structure's tokens, sent with every request of a turn."""
 """First line of :func:`render_changes` (what readers of tool results split on)."""
 
 
@@ -83,7 +86,7 @@ def render_structure(structure: Structure) -> str:
         lines.extend(_job_line(job) for job in view["jobs"])
     lines.extend(_trigger_line(trigger) for trigger in view["triggers"])
     if view["edges"]:
-        lines.append("Edges:")
+        lines.append(EDGES_HEADING)
         lines.extend(_edge_line(edge) for edge in view["edges"])
     return "\n".join(lines)
 
@@ -129,7 +132,7 @@ def render_changes(structure: Structure, changes: Sequence[Change]) -> str:
         lines.extend(_job_line(jobs[k]) for k in dict.fromkeys(job_keys))
     lines.extend(_trigger_line(triggers[k]) for k in dict.fromkeys(trigger_keys))
     if edge_keys:
-        lines.append("Edges:")
+        lines.append(EDGES_HEADING)
         lines.extend(_edge_line(edges[k]) for k in dict.fromkeys(edge_keys))
     live = {*jobs, *triggers, *edges}
     gone = [r for r in dict.fromkeys(removed) if r.split(" ", 1)[-1] not in live]
@@ -139,7 +142,8 @@ def render_changes(structure: Structure, changes: Sequence[Change]) -> str:
 
 
 def _job_line(job: dict[str, Any]) -> str:
-    code = f"{job['code_lines']} lines of code" if job["has_code"] else "no code yet"
+    # "(N lines)" of code / "(no code)": short, since it repeats on every step.
+    code = f"{job['code_lines']} lines" if job["has_code"] else "no code"
     short = adaptor_short_name(job["adaptor"])
     credential = f" credential {job['credential']!r}" if "credential" in job else ""
     return f"- {job['key']}: {job['name']!r} [{short}]{credential} ({code})"
@@ -157,4 +161,5 @@ def _edge_line(edge: dict[str, Any]) -> str:
         condition = f"when {edge['condition_expression']}"
     label = f" [{edge['condition_label']}]" if "condition_label" in edge else ""
     off = " (disabled)" if edge.get("enabled") is False else ""
-    return f"- {edge['source']} -> {edge['target']}: {condition}{label}{off}"
+    shown = "" if condition == "on_job_success" and not label else f": {condition}"
+    return f"- {edge['source']} -> {edge['target']}{shown}{label}{off}"
