@@ -412,3 +412,27 @@ async def test_api_key_never_leaks(
         text = "".join(traceback.format_exception(err))
         for rendered in (str(err), repr(err), repr(err.details), repr(err.as_dict()), text):
             assert API_KEY not in rendered
+
+
+def test_rolling_breakpoints_mark_the_two_newest_user_messages_only() -> None:
+    from agents.models.anthropic import rolling_breakpoints
+
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "done"}
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        {"role": "user", "content": "second"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}],
+        },
+        {"role": "user", "content": [result]},
+    ]
+    before = copy.deepcopy(messages)
+    marked = rolling_breakpoints(messages)
+    assert messages == before  # the caller's messages are not touched
+    assert marked[0] == messages[0] and marked[1] == messages[1] and marked[3] == messages[3]
+    assert marked[2]["content"] == [
+        {"type": "text", "text": "second", "cache_control": {"type": "ephemeral"}}
+    ]
+    assert marked[4]["content"] == [{**result, "cache_control": {"type": "ephemeral"}}]

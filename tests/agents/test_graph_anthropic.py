@@ -119,3 +119,52 @@ async def test_timeout_on_the_first_call_fails_typed_with_the_document_unchanged
     assert state["yaml"] == BASE_YAML
     assert state["version"] == 1
     assert len(fake_anthropic.requests) == 1
+
+
+def _chain_yaml(jobs: int) -> str:
+    lines = ["name: Chain", "jobs:"]
+    for i in range(jobs):
+        lines += [
+            f"  step-{i}:",
+            f"    name: Step {i}",
+            "    adaptor: '@openfn/language-http@latest'",
+        ]
+    lines.append("edges:")
+    for i in range(jobs - 1):
+        lines += [
+            f"  step-{i}->step-{i + 1}:",
+            f"    source_job: step-{i}",
+            f"    target_job: step-{i + 1}",
+            "    condition_type: on_job_success",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+async def test_later_rounds_read_the_earlier_ones_from_the_cache(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(
+        tool_reply(("update_jobs", {"jobs": [{"key": "step-3", "name": "Renamed"}]})),
+        tool_reply(("update_jobs", {"jobs": [{"key": "step-7", "name": "Renamed too"}]})),
+        text_reply("Renamed two steps."),
+    )
+    model = _model(fake_anthropic)
+    usages: list[dict[str, int]] = []
+    original = model.create
+
+    async def create(request, *, on_text=None):  # type: ignore[no-untyped-def]
+        response = await original(request, on_text=on_text)
+        usages.append(response.usage.as_dict())
+        return response
+
+    model.create = create  # type: ignore[method-assign]
+    await run(model, "rename step 3 and step 7", yaml=_chain_yaml(150))
+    assert len(usages) == 3
+    first, second, third = usages
+    assert first["cache_read_input_tokens"] == 0 and first["cache_creation_input_tokens"] > 4096
+    for previous, later in ((first, second), (second, third)):
+        written = previous["cache_read_input_tokens"] + previous["cache_creation_input_tokens"]
+        assert later["cache_read_input_tokens"] == written  # everything the round before sent
+        assert later["input_tokens"] == 0  # the rolling breakpoint covers the new blocks too
+    assert all(len(r.messages) <= 5 for r in fake_anthropic.requests)
+    assert fake_anthropic.rejected == []
