@@ -135,6 +135,7 @@ async def run_code_agent(
 
     status("spinner", f"Writing code for {job.name}…")
     body = job.body or ""
+    max_tokens = rt.config.max_tokens
     for attempt in range(rt.config.code_retries + 1):
         response = await rt.model("job_code").create(
             ModelRequest(
@@ -143,7 +144,7 @@ async def run_code_agent(
                 messages=messages,
                 tools=[CODE_EDIT_TOOL.definition()],
                 tool_choice={"type": "auto"},
-                max_tokens=rt.config.max_tokens,
+                max_tokens=max_tokens,
                 context=context,
                 prompt_name=system.name,
                 prompt_version=system.version,
@@ -154,6 +155,12 @@ async def run_code_agent(
             result.usage[key] = result.usage.get(key, 0) + value
         result.text = response.text.strip()
         uses = response.tool_uses
+        if response.stop_reason == "max_tokens" and uses:
+            # The SDK completes a cut-off call's JSON: applying it would stitch in half
+            # the code. Ask the same again with more room (never sent back: no result).
+            result.error = "the code reply was cut off at the length limit"
+            max_tokens = max(max_tokens, rt.config.max_tokens_retry)
+            continue
         if not any(u["name"] == CODE_EDIT_TOOL.name for u in uses):
             break
         messages.append({"role": "assistant", "content": response.content})

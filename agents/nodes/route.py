@@ -81,6 +81,9 @@ async def _decide(state: TurnState, rt: TurnRuntime) -> Literal["planner", "job_
     try:
         response = await rt.model("router").create(request)
         use = next((u for u in response.tool_uses if u.get("name") == ROUTE.name), None)
+        if use is not None and response.stop_reason == "max_tokens":
+            logger.warning("router's route call was cut off; using the planner")
+            return "planner"
         if use is None:
             logger.warning("router answered without a route call; using the planner")
             return "planner"

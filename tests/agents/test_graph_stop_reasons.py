@@ -126,3 +126,32 @@ async def test_a_mid_stream_error_after_streamed_text_is_not_retried(
     with pytest.raises(ModelUnavailableError):
         await run(_model(fake_anthropic), "what does it do?")
     assert len(fake_anthropic.requests) == 1
+
+
+async def test_a_cut_off_code_edit_is_not_stitched_and_is_asked_again(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    code = "get('/coverage');"
+    fake_anthropic.queue(
+        tool_reply(("route", {"destination": "job_code", "confidence": 5})),
+        truncated_tool_reply("edit_job_code", '{"edits": [{"action": "rewrite", "new_code": "get('),
+        tool_reply(("edit_job_code", {"edits": [{"action": "rewrite", "new_code": code}]})),
+    )
+    outcome = await run(_model(fake_anthropic), "fetch the coverage", page="job", job_key="check")
+    assert outcome.doc.structure.jobs["check"].body.strip() == code  # type: ignore[union-attr]
+    _router, cut, retry = fake_anthropic.requests
+    assert (cut.max_tokens, retry.max_tokens) == (4096, 16384)
+    assert retry.messages == cut.messages
+    assert len(outcome.runtime.committer.versions) == 1  # type: ignore[attr-defined]
+
+
+async def test_a_cut_off_route_call_goes_to_the_planner(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(
+        truncated_tool_reply("route", '{"destination": "job_code", "confid'),
+        text_reply("It has no code yet."),
+    )
+    outcome = await run(_model(fake_anthropic), "what is this?", page="job", job_key="check")
+    assert outcome.of("route")[0]["destination"] == "planner"
+    assert outcome.of("message")[-1]["text"] == "It has no code yet."
