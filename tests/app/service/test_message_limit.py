@@ -1,7 +1,11 @@
-"""A user message over the configured length is an ``error`` frame, and nothing is recorded."""
+"""Limits checked before anything runs: a message over the configured length is an
+``error`` frame and records nothing; an unknown model id stops start-up."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from fastapi.testclient import TestClient
 
 from agents.models import ScriptedModel
@@ -24,3 +28,16 @@ def test_a_message_over_the_limit_is_an_error_frame_and_records_nothing(
     detail = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
     assert [m["content"] for m in detail["messages"]] == ["hello", "Hello."]
     assert len(model.requests) == 1
+
+
+def test_an_unknown_model_id_stops_start_up(tmp_path: Path) -> None:
+    from agents.models.catalog import UnknownModelError
+    from app.main import create_app
+    from tests.app.service.conftest import make_settings
+
+    settings = make_settings(
+        tmp_path, anthropic_api_key="sk-test", planner_model="claude-opus-9-retired"
+    )
+    app = create_app(settings)
+    with pytest.raises(UnknownModelError, match="PLANWRIGHT_PLANNER_MODEL"), TestClient(app):
+        pass  # pragma: no cover - start-up fails first
