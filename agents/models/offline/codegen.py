@@ -129,7 +129,16 @@ def _object_noun(request: str, name: str) -> str:
     return "records"
 
 
-def _argument(param: str, index: int, function: str, noun: str, request: str) -> str:
+# language-http sends its body as JSON by default, but language-common's request
+# encoder hands an iterable body (an array of records) to undici unencoded, and the
+# request fails; a JSON string goes through unchanged for arrays and objects alike.
+_JSON_BODY = "state => JSON.stringify(state.data)"
+_JSON_BODY_ADAPTORS = frozenset({"http"})
+
+
+def _argument(
+    param: str, index: int, function: str, noun: str, request: str, adaptor: str = ""
+) -> str:
     url = re.search(r"(https?://[^\s'\"]+|/[\w/{}.-]+)", request)
     singular = noun.rstrip("s") if noun.lower().endswith("s") and len(noun) > 3 else noun
     if param == "method":
@@ -147,6 +156,8 @@ def _argument(param: str, index: int, function: str, noun: str, request: str) ->
         return js_string(camel(noun).lower())
     if param in ("sqlQuery", "queryString") or (param == "query" and index == 0):
         return js_string(f"SELECT * FROM {camel(noun).lower()} LIMIT 100")
+    if param in ("data", "body") and adaptor in _JSON_BODY_ADAPTORS:
+        return _JSON_BODY
     if param in _PAYLOAD or (param == "resource" and index > 0):
         return "state => state.data"
     if param in ("params", "query", "options", "obj") and index == 0:
@@ -163,14 +174,16 @@ def _argument(param: str, index: int, function: str, noun: str, request: str) ->
     return js_string(placeholder)
 
 
-def operation_call(function: dict[str, Any], request: str = "", name: str = "") -> str:
+def operation_call(
+    function: dict[str, Any], request: str = "", name: str = "", adaptor: str = ""
+) -> str:
     params: Sequence[str] = function.get("params") or []
     noun = _object_noun(request, name)
     args: list[str] = []
     for index, param in enumerate(params):
         if param in _OPTIONAL or (index > 0 and param in ("params", "query")):
             break
-        args.append(_argument(param, index, function["name"], noun, request))
+        args.append(_argument(param, index, function["name"], noun, request, adaptor))
     return f"{function['name']}({', '.join(args)});"
 
 
@@ -207,7 +220,7 @@ def starter_code(job: dict[str, Any], functions: list[dict[str, Any]], request: 
         if function is None:
             continue
         used.add(function["name"])
-        lines.append(operation_call(function, request, name))
+        lines.append(operation_call(function, request, name, short))
     entry = load_catalogue().get(adaptor)
     if "write" in wanted and not {"read", "transform"} & set(wanted) and used:
         return _checked("\n".join(lines) + "\n", name, adaptor)

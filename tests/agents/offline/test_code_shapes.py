@@ -137,7 +137,7 @@ def test_payload_arguments_are_functions_of_state(adaptor: str) -> None:
         for name in top_level_operations(body):
             params = called.get(name) or []
             if any(p in _PAYLOAD_WORDS.split() for p in params):
-                assert "state => state.data" in body, (adaptor, body)
+                assert re.search(r"state => (?:JSON\.stringify\()?state\.data", body), body
 
 
 @pytest.mark.parametrize("adaptor", sorted(load_catalogue().adaptors))
@@ -152,6 +152,17 @@ def test_no_operation_is_called_without_the_arguments_it_needs(adaptor: str) -> 
         for name in top_level_operations(body):
             if name != "fn":
                 assert params.get(name), (adaptor, name, body)
+
+
+def test_http_bodies_are_json_so_an_array_of_records_can_be_sent() -> None:
+    """language-common's request encoder passes an array body to undici unencoded (the
+    POST fails); language-http sends JSON by default, so its body is a JSON string."""
+    body = starter_code(
+        {"key": "s", "name": "Save orders", "adaptor": "@openfn/language-http@latest"},
+        _functions("@openfn/language-http"),
+        "post the orders to /api/orders",
+    )
+    assert "post('/api/orders', state => JSON.stringify(state.data));" in body, body
 
 
 def test_the_request_noun_skips_articles() -> None:
