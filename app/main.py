@@ -12,7 +12,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agents.models.base import ChatModel, ModelRole
 from app import log_redaction
-from app.api import meta, sessions, web, workflows
+from app.api import meta, projects, sessions, web, workflows
 from app.http_errors import http_status
 from app.limits import BodySizeLimit, BodyTooLargeError, too_large_response
 from app.origin import SameOriginWebSockets
@@ -68,6 +68,6 @@ def create_app(
             headers=headers,
         )
 
-    for module in (meta, workflows, sessions, chat, watch, web):
+    for module in (meta, workflows, projects, sessions, chat, watch, web):
         app.include_router(module.router)
     return app

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.events import TurnUsage
 from agents.usage import PromptUse
@@ -19,6 +19,9 @@ class _Body(BaseModel):
 class CreateWorkflow(_Body):
     name: ClientText | None = Field(None, max_length=100)
     yaml: ClientText | None = None
+    project_id: ClientText | None = Field(
+        None, description="Add the workflow to this project; none: a new one-workflow project."
+    )
 
 
 MAX_VERSION = 2**31 - 1
@@ -31,6 +34,11 @@ class ImportWorkflows(_Body):
         "(one workflow per project workflow); cli: an OpenFn CLI workflow.json.",
     )
     content: ClientText = Field(description="The file's text.")
+    project_id: ClientText | None = Field(
+        None,
+        description="Add the workflows to this project; none: one new project holds them "
+        "(named as the Lightning file names its project, else after the first workflow).",
+    )
 
 
 class PutWorkflow(_Body):
@@ -45,6 +53,7 @@ class Revert(_Body):
 
 class Workflow(BaseModel):
     id: str
+    project_id: str
     name: str
     version: int
     yaml: str
@@ -57,6 +66,7 @@ class ImportedWorkflows(BaseModel):
 
 class WorkflowSummary(BaseModel):
     id: str
+    project_id: str
     name: str
     version: int
     updated_at: datetime
@@ -74,8 +84,24 @@ class Version(BaseModel):
 
 
 class CreateSession(_Body):
-    workflow_id: ClientText
+    """A session on a workflow (``workflow_id``) or on a project (``project_id``; with
+    ``workflow_id`` too, that workflow of the project)."""
+
+    workflow_id: ClientText | None = Field(
+        None,
+        description="The workflow the session's turns edit; on a project session, its "
+        "first workflow when left out.",
+    )
+    project_id: ClientText | None = Field(
+        None, description="Open the session on this project (what plan mode will use)."
+    )
     read_only: bool = False
+
+    @model_validator(mode="after")
+    def _on_something(self) -> CreateSession:
+        if self.workflow_id is None and self.project_id is None:
+            raise ValueError("give workflow_id or project_id")
+        return self
 
 
 class Message(BaseModel):
@@ -88,7 +114,10 @@ class Message(BaseModel):
 class Session(BaseModel):
     id: str
     workflow_id: str
+    """The workflow its turns edit."""
     read_only: bool
+    project_id: str | None = None
+    """The project it was opened on; ``None`` for a session opened on one workflow."""
 
 
 class PendingConfirmation(BaseModel):
@@ -119,3 +148,50 @@ class SessionDetail(Session):
     workflow: Workflow
     pending_confirmation: PendingConfirmation | None = None
     turns: list[Turn] = Field(default_factory=list)
+
+
+class CreateProject(_Body):
+    name: ClientText | None = Field(
+        None,
+        max_length=100,
+        description="None: the name the yaml gives its project, else 'Untitled project'.",
+    )
+    yaml: ClientText | None = Field(
+        None,
+        description="A Lightning project.yaml: every workflow in it joins the project, all "
+        "or nothing (a bad field fails the whole request, naming the field). None: an "
+        "empty project.",
+    )
+
+
+class ProjectWorkflow(BaseModel):
+    """One workflow of a project, in project order (read it with /v1/workflows/{id})."""
+
+    id: str
+    name: str
+    version: int
+    position: int
+    updated_at: datetime
+    problems: list[str] = Field(default_factory=list)
+    """Blocking problems found when it was imported (only in the POST response)."""
+
+
+class ProjectSummary(BaseModel):
+    id: str
+    name: str
+    workflow_count: int
+    created_at: datetime
+    updated_at: datetime
+
+
+class Project(BaseModel):
+    id: str
+    name: str
+    workflows: list[ProjectWorkflow]
+    plan: None = Field(
+        None,
+        description="Reserved for plan mode (DESIGN §5a): the project's plan and the "
+        "contracts between its workflows. Always null for now.",
+    )
+    created_at: datetime
+    updated_at: datetime

@@ -1,4 +1,5 @@
-"""Chat sessions: open one on a workflow, reload it (messages + document) anywhere."""
+"""Chat sessions: open one on a workflow or a project, reload it (messages + document)
+anywhere."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ from fastapi import APIRouter, status
 
 from agents.events import ModelCallUsage, TurnUsage
 from app.api import schemas
+from app.api.projects import require_project
 from app.auth import Principal
 from app.deps import PrincipalDep, ServicesDep
-from app.errors import NotFoundError
+from app.errors import ConflictError, NotFoundError
 from app.services import Services
 from app.store import SessionRecord
 from app.text import PathId
@@ -25,18 +27,50 @@ async def owned_session(services: Services, session_id: str, principal: Principa
     return session
 
 
+async def _project_workflow(services: Services, project_id: str) -> str:
+    """The workflow a project session edits when none is named: the project's first.
+
+    Plan mode will give project sessions turns that work on the project as a whole;
+    until then each turn edits one workflow, as on a workflow session."""
+    await require_project(services, project_id)
+    workflows = await services.store.list_project_workflows(project_id)
+    if not workflows:
+        raise ConflictError(
+            f"Project {project_id!r} has no workflow yet; add one (POST /v1/workflows with "
+            "this project_id) before opening a session on it.",
+            code="project_empty",
+        )
+    return workflows[0].id
+
+
 @router.post("", status_code=status.HTTP_201_CREATED)
 async def create_session(
     body: schemas.CreateSession, services: ServicesDep, principal: PrincipalDep
 ) -> schemas.Session:
-    if await services.store.get_workflow(body.workflow_id) is None:
-        raise NotFoundError(f"There is no workflow {body.workflow_id!r}.")
+    """A session on a workflow, or on a project (``project_id``; its turns edit
+    ``workflow_id``, which must be in the project, else the project's first workflow)."""
+    workflow_id = body.workflow_id
+    if workflow_id is None:
+        assert body.project_id is not None  # the body requires one of them
+        workflow_id = await _project_workflow(services, body.project_id)
+    elif await services.store.get_workflow(workflow_id) is None:
+        raise NotFoundError(f"There is no workflow {workflow_id!r}.")
+    elif body.project_id is not None:
+        await require_project(services, body.project_id)
     # Reviewers only ever get read-only sessions, whatever they ask for.
     read_only = body.read_only or not principal.can_edit
     session = await services.store.create_session(
-        workflow_id=body.workflow_id, read_only=read_only, owner=principal.subject
+        workflow_id=workflow_id,
+        project_id=body.project_id,
+        read_only=read_only,
+        owner=principal.subject,
     )
-    return schemas.Session(id=session.id, workflow_id=session.workflow_id, read_only=read_only)
+    return schemas.Session(
+        id=session.id,
+        workflow_id=session.workflow_id,
+        project_id=session.project_id,
+        read_only=read_only,
+    )
 
 
 async def _pending(services: Services, session_id: str) -> schemas.PendingConfirmation | None:
@@ -91,9 +125,14 @@ async def get_session(
         pending_confirmation=await _pending(services, session.id),
         id=session.id,
         workflow_id=session.workflow_id,
+        project_id=session.project_id,
         read_only=session.read_only,
         messages=[schemas.Message.model_validate(m, from_attributes=True) for m in messages],
         workflow=schemas.Workflow(
-            id=workflow.id, name=workflow.name, version=workflow.version, yaml=workflow.yaml
+            id=workflow.id,
+            project_id=workflow.project_id,
+            name=workflow.name,
+            version=workflow.version,
+            yaml=workflow.yaml,
         ),
     )

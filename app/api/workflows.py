@@ -23,7 +23,13 @@ from app.text import PathId
 from tools.document import WorkflowDocument
 from tools.document.importing import mint_missing_ids
 from tools.document.names import sanitise_name
-from tools.document.openfn import Exported, Format, export_workflow, import_workflows
+from tools.document.openfn import (
+    Exported,
+    Format,
+    export_workflow,
+    import_project,
+    import_workflows,
+)
 from tools.document.structure import Change
 from tools.errors import ToolInputError
 from tools.registry import document_problems, run_tool
@@ -70,22 +76,38 @@ def _parse(services: Services, text: str) -> WorkflowDocument:
     return doc
 
 
-def _import(
-    services: Services, body: schemas.ImportWorkflows
-) -> tuple[list[WorkflowDocument], list[list[str]]]:
-    docs = import_workflows(
-        body.format,
-        body.content,
-        new_id=services.tools.new_id,
-        max_bytes=services.settings.max_yaml_bytes,
-    )
+def prepare_imported(services: Services, docs: list[WorkflowDocument]) -> list[list[str]]:
+    """Clean imported documents' names, emit their YAML (cached on each document) and
+    list each one's blocking problems. CPU work: call it through ``run_in_threadpool``."""
     for doc in docs:
         _clean_name(services, doc)
         doc.to_yaml()
-    problems = [
+    return [
         [p.message for p in document_problems(doc, services.tools) if p.blocking] for doc in docs
     ]
-    return docs, problems
+
+
+def _import(
+    services: Services, body: schemas.ImportWorkflows
+) -> tuple[str | None, list[WorkflowDocument], list[list[str]]]:
+    """The file's project name (Lightning only), its documents and their problems."""
+    if body.format == "lightning":
+        project = import_project(
+            body.content,
+            new_id=services.tools.new_id,
+            max_bytes=services.settings.max_yaml_bytes,
+            allow_empty=False,
+        )
+        name, docs = project.name, project.workflows
+    else:
+        name = None
+        docs = import_workflows(
+            body.format,
+            body.content,
+            new_id=services.tools.new_id,
+            max_bytes=services.settings.max_yaml_bytes,
+        )
+    return name, docs, prepare_imported(services, docs)
 
 
 def _export(services: Services, text: str, format: Format) -> Exported:
@@ -96,11 +118,18 @@ def _export(services: Services, text: str, format: Format) -> Exported:
 def _out(record: WorkflowRecord, problems: list[str] | None = None) -> schemas.Workflow:
     return schemas.Workflow(
         id=record.id,
+        project_id=record.project_id,
         name=record.name,
         version=record.version,
         yaml=record.yaml,
         problems=problems or [],
     )
+
+
+async def _check_project(services: Services, project_id: str | None) -> None:
+    """A 404 naming ``project_id`` before any parsing, when the project does not exist."""
+    if project_id is not None and await services.store.get_project(project_id) is None:
+        raise NotFoundError(f"There is no project {project_id!r}.")
 
 
 async def _workflow(services: Services, workflow_id: str) -> WorkflowRecord:
@@ -141,9 +170,15 @@ async def _replace(
 async def create_workflow(
     body: schemas.CreateWorkflow, services: ServicesDep, principal: EditorDep
 ) -> schemas.Workflow:
+    """A new workflow (empty, or the given YAML), in project ``project_id`` or else in a
+    new project of its own."""
+    await _check_project(services, body.project_id)
     doc, problems = await run_in_threadpool(_accept_yaml, services, body.yaml, body.name)
     record = await services.store.create_workflow(
-        name=doc.name or "Untitled workflow", yaml=doc.to_yaml(), author=principal.author
+        name=doc.name or "Untitled workflow",
+        yaml=doc.to_yaml(),
+        project_id=body.project_id,
+        author=principal.author,
     )
     services.turns.keep_parsed(record.id, doc, record.version)
     return _out(record, problems)
@@ -155,10 +190,14 @@ async def import_workflows_route(
 ) -> schemas.ImportedWorkflows:
     """Import a file in any of the three formats; a Lightning project with several
     workflows makes several. All or nothing: one bad field fails the whole import
-    (naming the field), and the workflows are created in one transaction."""
-    docs, problems = await run_in_threadpool(_import, services, body)
+    (naming the field), and the workflows are created in one transaction, in project
+    ``project_id`` or else in one new project (see also ``POST /v1/projects``)."""
+    await _check_project(services, body.project_id)
+    project_name, docs, problems = await run_in_threadpool(_import, services, body)
     records = await services.store.create_workflows(
         [(doc.name or "Untitled workflow", doc.to_yaml()) for doc in docs],
+        project_id=body.project_id,
+        project_name=project_name,
         author=principal.author,
         tool="import",
         summary=f"Imported ({body.format})",
@@ -175,7 +214,13 @@ async def list_workflows(
     services: ServicesDep, principal: PrincipalDep
 ) -> list[schemas.WorkflowSummary]:
     return [
-        schemas.WorkflowSummary(id=w.id, name=w.name, version=w.version, updated_at=w.updated_at)
+        schemas.WorkflowSummary(
+            id=w.id,
+            project_id=w.project_id,
+            name=w.name,
+            version=w.version,
+            updated_at=w.updated_at,
+        )
         for w in await services.store.list_workflows()
     ]
 

@@ -14,6 +14,7 @@ from app.store.database import create_engine, migrate, normalise_url
 from app.store.records import (
     MessageRecord,
     ModelCallRecord,
+    ProjectRecord,
     SessionRecord,
     TurnRecord,
     VersionRecord,
@@ -26,6 +27,7 @@ __all__ = [
     "MessageRecord",
     "ModelCallRecord",
     "NotFoundError",
+    "ProjectRecord",
     "SessionRecord",
     "Store",
     "TurnRecord",

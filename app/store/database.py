@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +153,22 @@ def _upgrade(connection: Connection, revision: str) -> None:
 
 async def migrate(engine: AsyncEngine, revision: str = "head") -> None:
     """Upgrade the schema to ``revision`` in one transaction. A no-op when already there."""
+    await _run_migration(engine, _upgrade, revision)
+
+
+async def downgrade(engine: AsyncEngine, revision: str) -> None:
+    """Downgrade the schema to ``revision`` (``"base"``: nothing) in one transaction
+    (for tests and operators; the service itself only ever upgrades)."""
+
+    def _down(connection: Connection, target: str) -> None:
+        command.downgrade(alembic_config(connection), target)
+
+    await _run_migration(engine, _down, revision)
+
+
+async def _run_migration(
+    engine: AsyncEngine, step: Callable[[Connection, str], None], revision: str
+) -> None:
     async with engine.connect() as conn:
         sqlite = is_sqlite(conn)
         if sqlite:
@@ -162,7 +179,7 @@ async def migrate(engine: AsyncEngine, revision: str = "head") -> None:
         try:
             conn = await conn.execution_options(**WRITE_OPTIONS)
             async with conn.begin():
-                await conn.run_sync(_upgrade, revision)
+                await conn.run_sync(step, revision)
         finally:
             if sqlite:
                 await _driver_execute(conn, "PRAGMA foreign_keys = ON")

@@ -68,10 +68,28 @@ def _in(column: str, values: tuple[str, ...]) -> str:
     return f"{column} IN ({', '.join(repr(v) for v in values)})"
 
 
-class Workflow(SQLModel, table=True):
-    __tablename__ = "workflows"
+class Project(SQLModel, table=True):
+    """A set of workflows: one Lightning project (DESIGN §5a)."""
+
+    __tablename__ = "projects"
 
     id: str = Field(primary_key=True)
+    name: str
+    owner: str | None = None
+    created_at: datetime = Field(sa_type=UTCDateTime)
+    updated_at: datetime = Field(sa_type=UTCDateTime)
+    """When its set of workflows last changed (a workflow's own edits do not count)."""
+
+
+class Workflow(SQLModel, table=True):
+    __tablename__ = "workflows"
+    __table_args__ = (UniqueConstraint("project_id", "position"),)
+
+    id: str = Field(primary_key=True)
+    project_id: str = Field(foreign_key="projects.id", ondelete="CASCADE", index=True)
+    """The one project the workflow belongs to."""
+    position: int = 0
+    """Its place in the project (0 first): the order of a project's workflows and its export."""
     name: str
     yaml: str = Field(sa_type=Text)
     version: int
@@ -101,9 +119,15 @@ class ChatSession(SQLModel, table=True):
 
     id: str = Field(primary_key=True)
     workflow_id: str = Field(foreign_key="workflows.id", ondelete="CASCADE", index=True)
+    """The workflow a turn of this session edits."""
     read_only: bool = False
     owner: str | None = None
     created_at: datetime = Field(sa_type=UTCDateTime)
+    project_id: str | None = Field(
+        default=None, foreign_key="projects.id", ondelete="CASCADE", index=True
+    )
+    """Set on a session opened on a project (plan mode's sessions); ``None`` on a
+    session opened on one workflow."""
 
 
 class Message(SQLModel, table=True):
@@ -178,6 +202,7 @@ def table(model: type[SQLModel]) -> Table:
     return t
 
 
+projects = table(Project)
 workflows = table(Workflow)
 workflow_versions = table(WorkflowVersion)
 chat_sessions = table(ChatSession)

@@ -22,6 +22,7 @@ from app.store.models import MessageRole, TurnStatus
 __all__ = [
     "MessageRecord",
     "ModelCallRecord",
+    "ProjectRecord",
     "SessionRecord",
     "TurnRecord",
     "VersionRecord",
@@ -37,8 +38,21 @@ class _Record(BaseModel):
         return cls.model_validate(dict(row))
 
 
+class ProjectRecord(_Record):
+    """A project; ``workflow_count`` is how many workflows it holds when read."""
+
+    id: str
+    name: str
+    owner: str | None
+    created_at: datetime
+    updated_at: datetime
+    workflow_count: int = 0
+
+
 class WorkflowRecord(_Record):
     id: str
+    project_id: str
+    position: int
     name: str
     version: int
     yaml: str
@@ -68,6 +82,7 @@ class SessionRecord(_Record):
     read_only: bool
     owner: str | None
     created_at: datetime
+    project_id: str | None = None
 
 
 class MessageRecord(_Record):

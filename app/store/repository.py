@@ -26,7 +26,7 @@ from sqlalchemy import Executable, RowMapping, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.errors import NotFoundError, VersionConflictError
+from app.errors import ConflictError, NotFoundError, VersionConflictError
 from app.store.database import WRITE_OPTIONS
 from app.store.models import (
     ROLES,
@@ -36,8 +36,10 @@ from app.store.models import (
     workflow_versions,
     workflows,
 )
+from app.store.project_queries import ProjectQueries
 from app.store.records import (
     MessageRecord,
+    ProjectRecord,
     SessionRecord,
     TurnRecord,
     VersionRecord,
@@ -47,6 +49,7 @@ from app.store.turn_queries import TurnQueries
 
 __all__ = [
     "MessageRecord",
+    "ProjectRecord",
     "SessionRecord",
     "Store",
     "TurnRecord",
@@ -66,8 +69,8 @@ def _uuid() -> str:
 _VERSION_COLUMNS = [c for c in workflow_versions.c if c.name not in ("id", "yaml")]
 
 
-class Store(TurnQueries):
-    """Persistence for workflows, their versions, chat sessions, messages and turns.
+class Store(ProjectQueries, TurnQueries):
+    """Persistence for projects, workflows, their versions, chat sessions, messages and turns.
 
     ``now`` must return timezone-aware datetimes; ``new_id`` makes workflow and
     session ids. Both are injectable for tests.
@@ -92,15 +95,22 @@ class Store(TurnQueries):
         *,
         name: str,
         yaml: str,
+        project_id: str | None = None,
         author: str | None = None,
         owner: str | None = None,
         tool: str = "create",
         summary: str = "Created the workflow",
     ) -> WorkflowRecord:
-        """A new workflow at version 1 (and its version row). ``owner`` defaults to ``author``;
-        pass ``tool="import"`` for an imported document."""
+        """A new workflow at version 1 (and its version row), in project ``project_id`` or
+        else in a new project of its own. ``owner`` defaults to ``author``; pass
+        ``tool="import"`` for an imported document."""
         (record,) = await self.create_workflows(
-            [(name, yaml)], author=author, owner=owner, tool=tool, summary=summary
+            [(name, yaml)],
+            project_id=project_id,
+            author=author,
+            owner=owner,
+            tool=tool,
+            summary=summary,
         )
         return record
 
@@ -108,41 +118,39 @@ class Store(TurnQueries):
         self,
         documents: Sequence[tuple[str, str]],
         *,
+        project_id: str | None = None,
+        project_name: str | None = None,
         author: str | None = None,
         owner: str | None = None,
         tool: str = "create",
         summary: str = "Created the workflow",
     ) -> list[WorkflowRecord]:
         """New workflows from ``(name, yaml)`` pairs, all in one transaction: an import of a
-        project with several workflows creates all of them or none."""
+        project with several workflows creates all of them or none.
+
+        They join project ``project_id`` after its last workflow (:class:`NotFoundError`
+        when it does not exist); without one, a new project holds them all, named
+        ``project_name`` or else after the first workflow."""
+        owner = owner if owner is not None else author
         now = self._clock()
-        records = [
-            WorkflowRecord(
-                id=self._new_id(),
-                name=name,
-                version=1,
-                yaml=yaml,
-                owner=owner if owner is not None else author,
-                created_at=now,
-                updated_at=now,
-            )
-            for name, yaml in documents
-        ]
         async with self._writer.begin() as conn:
-            for record in records:
-                await conn.execute(insert(workflows).values(record.model_dump()))
-                await conn.execute(
-                    insert(workflow_versions).values(
-                        workflow_id=record.id,
-                        version=1,
-                        yaml=record.yaml,
-                        author=author,
-                        tool=tool,
-                        summary=summary,
-                        created_at=now,
-                    )
-                )
-        return records
+            if project_id is None:
+                name = project_name or (documents[0][0] if documents else "Untitled project")
+                project_id = (await self._insert_project(conn, name=name, owner=owner, now=now)).id
+                start = 0
+            else:
+                start = await self._claim_positions(conn, project_id, now)
+            return await self._insert_workflows(
+                conn,
+                project_id,
+                start,
+                documents,
+                author=author,
+                owner=owner,
+                tool=tool,
+                summary=summary,
+                now=now,
+            )
 
     async def get_workflow(self, workflow_id: str) -> WorkflowRecord | None:
         row = await self._first(select(workflows).where(workflows.c.id == workflow_id))
@@ -246,20 +254,37 @@ class Store(TurnQueries):
     # -- sessions and messages -----------------------------------------------------------
 
     async def create_session(
-        self, *, workflow_id: str, read_only: bool, owner: str | None = None
+        self,
+        *,
+        workflow_id: str,
+        read_only: bool,
+        owner: str | None = None,
+        project_id: str | None = None,
     ) -> SessionRecord:
+        """A session whose turns edit ``workflow_id``; with ``project_id``, a session on
+        that project, which must hold the workflow (else :class:`ConflictError`)."""
         record = SessionRecord(
             id=self._new_id(),
             workflow_id=workflow_id,
+            project_id=project_id,
             read_only=read_only,
             owner=owner,
             created_at=self._clock(),
         )
-        try:
-            async with self._writer.begin() as conn:
-                await conn.execute(insert(chat_sessions).values(record.model_dump()))
-        except IntegrityError as exc:
-            raise NotFoundError(f"no workflow {workflow_id!r}", workflow_id=workflow_id) from exc
+        async with self._writer.begin() as conn:
+            home = await conn.scalar(
+                select(workflows.c.project_id).where(workflows.c.id == workflow_id)
+            )
+            if home is None:
+                raise NotFoundError(f"no workflow {workflow_id!r}", workflow_id=workflow_id)
+            if project_id is not None and home != project_id:
+                raise ConflictError(
+                    f"workflow {workflow_id!r} is not in project {project_id!r}",
+                    code="workflow_not_in_project",
+                    workflow_id=workflow_id,
+                    project_id=project_id,
+                )
+            await conn.execute(insert(chat_sessions).values(record.model_dump()))
         return record
 
     async def get_session(self, session_id: str) -> SessionRecord | None:

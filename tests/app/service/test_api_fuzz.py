@@ -4,7 +4,7 @@ Two schemathesis phases, in process with no network: coverage (every
 operation's boundary and wrong-type values, e.g. int32 maxima, missing and
 unknown fields) and fuzzing (generated valid and invalid requests). Whatever
 comes in, the answer is never a 5xx. Each coverage case is also sent with its
-path ids swapped for a real workflow and session, so the handlers behind the
+path ids swapped for a real workflow, project and session, so the handlers behind the
 404 are reached too.
 """
 
@@ -29,8 +29,12 @@ def _schema(client: TestClient) -> schemathesis.BaseSchema:
 
 
 def _real_ids(client: TestClient) -> dict[str, str]:
-    workflow_id = create_workflow(client)["id"]
-    return {"workflow_id": workflow_id, "session_id": create_session(client, workflow_id)["id"]}
+    workflow = create_workflow(client)
+    return {
+        "workflow_id": workflow["id"],
+        "project_id": workflow["project_id"],
+        "session_id": create_session(client, workflow["id"])["id"],
+    }
 
 
 def _send(

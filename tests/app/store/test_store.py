@@ -30,7 +30,15 @@ from app.store.models import metadata, workflows
 from tests.app.store.conftest import Clock
 from tools.errors import PlanwrightError
 
-TABLES = {"workflows", "workflow_versions", "chat_sessions", "messages", "turns", "model_calls"}
+TABLES = {
+    "projects",
+    "workflows",
+    "workflow_versions",
+    "chat_sessions",
+    "messages",
+    "turns",
+    "model_calls",
+}
 DOC = "name: demo\njobs: {}\n"
 
 

@@ -1,7 +1,8 @@
 """OpenFn's own formats, out of and into Planwright's workflow document.
 
 - ``formats``: :func:`export_workflow` / :func:`import_workflows` by format name
-  (``yaml``, ``lightning``, ``cli``);
+  (``yaml``, ``lightning``, ``cli``); :func:`export_project` / :func:`import_project`
+  for a whole project as one ``project.yaml``;
 - ``ids``: the step, edge and workflow ids ``@openfn/project`` derives (``slugify``);
 - ``cli``: :func:`to_cli_workflow`, the CLI ``workflow.json`` ``@openfn/runtime`` runs;
 - ``lightning``: :func:`to_lightning_project`, Lightning's ``project.yaml``;
@@ -18,8 +19,11 @@ from tools.document.openfn.formats import (
     FORMATS,
     Exported,
     Format,
+    ImportedProject,
+    export_project,
     export_workflow,
     guess_format,
+    import_project,
     import_workflows,
 )
 from tools.document.openfn.ids import slugify
@@ -30,12 +34,15 @@ __all__ = [
     "FORMATS",
     "Exported",
     "Format",
+    "ImportedProject",
+    "export_project",
     "export_workflow",
     "from_cli_json",
     "from_cli_workflow",
     "from_lightning_project",
     "from_lightning_yaml",
     "guess_format",
+    "import_project",
     "import_workflows",
     "slugify",
     "to_cli_workflow",

@@ -2,13 +2,15 @@
 
 ``yaml`` is Planwright's own document (lossless: ids, comments, unknown
 fields); ``lightning`` a Lightning ``project.yaml`` (:mod:`.lightning`);
-``cli`` the CLI's ``workflow.json`` (:mod:`.cli`).
+``cli`` the CLI's ``workflow.json`` (:mod:`.cli`). A whole project (several
+workflows) leaves and enters as one ``project.yaml``: :func:`export_project`,
+:func:`import_project`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -16,10 +18,11 @@ from tools.document import WorkflowDocument
 from tools.document.importing import mint_missing_ids
 from tools.document.openfn.cli import to_cli_workflow
 from tools.document.openfn.cli_import import from_cli_json
+from tools.document.openfn.fields import mapping, text
 from tools.document.openfn.ids import step_ids
 from tools.document.openfn.lightning import to_lightning_yaml
-from tools.document.openfn.lightning_import import from_lightning_yaml
-from tools.document.yaml_io import DEFAULT_MAX_BYTES
+from tools.document.openfn.lightning_import import from_lightning_project, from_lightning_yaml
+from tools.document.yaml_io import DEFAULT_MAX_BYTES, load_yaml
 
 Format = Literal["yaml", "lightning", "cli"]
 FORMATS: tuple[str, ...] = get_args(Format)
@@ -43,6 +46,40 @@ def export_workflow(doc: WorkflowDocument, fmt: Format) -> Exported:
         return Exported(text, "application/json", "workflow.json")
     name = step_ids(doc.structure).workflow if doc.structure.name else "workflow"
     return Exported(doc.to_yaml(), "application/yaml", f"{name}.yaml")
+
+
+@dataclass(frozen=True)
+class ImportedProject:
+    """What a Lightning ``project.yaml`` holds: its name (if it has one) and its
+    workflows in file order."""
+
+    name: str | None
+    workflows: list[WorkflowDocument]
+
+
+def export_project(docs: Sequence[WorkflowDocument], *, name: str) -> Exported:
+    """The workflows of project ``name`` as one Lightning ``project.yaml``, in order,
+    keyed as ``@openfn/project`` derives keys; :class:`~tools.errors.DocumentError`
+    (``export_id_clash``, naming both) when two of them would get the same key."""
+    return Exported(to_lightning_yaml(docs, project_name=name), "application/yaml", "project.yaml")
+
+
+def import_project(
+    text_: str,
+    *,
+    new_id: Callable[[], str],
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    allow_empty: bool = True,
+) -> ImportedProject:
+    """A Lightning ``project.yaml`` as a project: every workflow, or (any bad field)
+    :class:`~tools.errors.DocumentError` naming it and nothing. A file whose
+    ``workflows`` is empty is an empty project, or refused without ``allow_empty``."""
+    data = load_yaml(text_, max_bytes=max_bytes)
+    project = mapping(data, "project")
+    name = text(project, "name", "project")
+    if allow_empty and not mapping(project.get("workflows"), "workflows"):
+        return ImportedProject(name, [])
+    return ImportedProject(name, from_lightning_project(data, new_id=new_id, max_bytes=max_bytes))
 
 
 def import_workflows(
