@@ -14,6 +14,7 @@ from tools.document.conditions import (
 )
 from tools.document.importing import check_unique_ids, mint_missing_ids
 from tools.document.openfn import import_workflows
+from tools.document.redaction import render_structure
 from tools.errors import DocumentError
 from tools.registry import document_problems
 
@@ -233,3 +234,12 @@ def test_a_step_condition_without_the_guard_is_noted_for_the_model() -> None:
     # An expression that decides on failure itself needs no guard.
     failure = {**edge, "condition_expression": "Boolean(state.errors?.[upstreamStepId])"}
     assert "also checked" not in ok(doc, "update_edges", {"edges": [failure]}, ctx).text
+
+
+def test_the_chart_the_model_gets_each_turn_names_steps_no_trigger_reaches() -> None:
+    ctx = make_context()
+    doc = referral_doc(ctx)
+    assert "Not reached from any trigger" not in render_structure(doc.structure)
+    ok(doc, "add_jobs", {"jobs": [{"name": "Archive", "adaptor": "common"}]}, ctx)
+    chart = render_structure(doc.structure)
+    assert chart.splitlines()[-1] == "Not reached from any trigger, so never run: archive"

@@ -7,6 +7,7 @@ from functools import lru_cache
 from typing import Any
 
 from tools.catalogue.names import adaptor_short_name
+from tools.document.reach import unreachable_jobs
 from tools.document.structure import Change, Structure
 from tools.jobcode import body_line_count, has_code
 
@@ -15,6 +16,8 @@ EDGES_HEADING = "Edges (on_job_success unless another condition is shown):"
 """The default condition is left off each edge line: on a 200-step chain that is a
 fifth of the structure's tokens, sent with every request of a turn."""
 """First line of :func:`render_changes` (what readers of tool results split on)."""
+UNREACHABLE_HEADING = "Not reached from any trigger, so never run:"
+"""Last line of :func:`render_structure` when steps no trigger reaches exist."""
 
 
 @lru_cache(maxsize=8192)
@@ -88,6 +91,10 @@ def render_structure(structure: Structure) -> str:
     if view["edges"]:
         lines.append(EDGES_HEADING)
         lines.extend(_edge_line(edge) for edge in view["edges"])
+    # Said once per turn with the chart (tool results note it after each change too).
+    stranded = unreachable_jobs(structure)
+    if stranded:
+        lines.append(UNREACHABLE_HEADING + " " + ", ".join(stranded))
     return "\n".join(lines)
 
 
