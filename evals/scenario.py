@@ -115,6 +115,19 @@ class TriggerExpect(_Strict):
     target: str | None = Field(None, description="Job ref of the step the trigger starts.")
 
 
+class RunExpect(_Strict):
+    """One execution of the final workflow in @openfn/runtime (``runs_in_openfn``)."""
+
+    data: Any = Field(
+        default_factory=dict,
+        description="The input state.data, also what the mock HTTP server answers with.",
+    )
+    fail: str | None = Field(
+        None, description="Job ref of a step forced to fail (after its own operations ran)."
+    )
+    path: list[str] = Field(description="Job refs of the steps that must start, in order.")
+
+
 class Expectations(_Strict):
     # resulting structure
     jobs: list[JobExpect] = Field(default_factory=list)
@@ -153,6 +166,8 @@ class Expectations(_Strict):
     # budget
     max_tool_rounds: int | None = 6
     max_tokens: int | None = None
+    # execution in OpenFn's runtime (evals.graders.runtime); empty: one clean run
+    runs: list[RunExpect] = Field(default_factory=list)
     # LLM judge
     rubric: str | None = "general"
     judge_notes: str = ""

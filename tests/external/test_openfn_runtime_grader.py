@@ -17,14 +17,14 @@ BEFORE = COMMON_ONLY.replace("name: Tiny", "name: Before")
 def test_a_workflow_that_runs_clean_passes() -> None:
     result = runs_in_openfn(scenario(), outcome(BEFORE, COMMON_ONLY))
     assert result is not None and result.passed and not result.skipped, result
-    assert result.comment.startswith("ran shape in @openfn/runtime (language-common@3.3.4")
+    assert result.comment == "1 run(s) in @openfn/runtime (language-common@3.3.4): shape"
 
 
 @pytest.mark.parametrize(
     ("body", "problem"),
     [
         ("sendMail('ops@example.org');", "calls unknown sendMail"),
-        ("fn(state => state.data.missing.field);", "shape failed: RuntimeError: TypeError"),
+        ("fn(state => state.data.missing.field);", "run 1: shape failed: RuntimeError: TypeError"),
         ("fn(state => {", "does not parse"),
     ],
     ids=["unknown-function", "runtime-error", "syntax-error"],
@@ -40,3 +40,65 @@ def test_code_outside_the_compiler_subset_is_not_run() -> None:
     subset = COMMON_ONLY.replace("body: fn(state => state);", "body: 'const x = 1;'")
     result = runs_in_openfn(scenario(), outcome(BEFORE, subset))
     assert result is not None and result.skipped and result.comment.startswith("not run:")
+
+
+BRANCH = """\
+name: Branch
+jobs:
+  check:
+    name: Check
+    adaptor: '@openfn/language-common@latest'
+    body: fn(state => state);
+  yes:
+    name: Yes
+    adaptor: '@openfn/language-common@latest'
+    body: fn(state => state);
+  no:
+    name: No
+    adaptor: '@openfn/language-http@latest'
+    body: post('no', $.data);
+triggers:
+  webhook:
+    type: webhook
+    enabled: false
+edges:
+  webhook->check:
+    source_trigger: webhook
+    target_job: check
+    condition_type: always
+    enabled: true
+  check->yes:
+    source_job: check
+    target_job: yes
+    condition_type: js_expression
+    condition_expression: "!state.errors?.[upstreamStepId] && state.data.ok === true"
+    enabled: true
+  check->no:
+    source_job: check
+    target_job: no
+    condition_type: js_expression
+    condition_expression: "!state.errors?.[upstreamStepId] && state.data.ok !== true"
+    enabled: true
+"""
+RUNS = {
+    "runs": [
+        {"data": {"ok": True}, "path": ["check", "yes"]},
+        {"data": {"ok": False}, "path": ["check", "No"]},
+        {"fail": "check", "path": ["check"]},
+    ]
+}
+
+
+def test_declared_runs_check_each_path() -> None:
+    result = runs_in_openfn(scenario(RUNS), outcome(BEFORE, BRANCH))
+    assert result is not None and result.passed, result
+    assert result.comment.endswith(": check -> yes; check -> no; check")
+
+
+def test_a_declared_run_that_takes_another_path_fails() -> None:
+    unguarded = BRANCH.replace("!state.errors?.[upstreamStepId] && state.data.ok !== true", "true")
+    result = runs_in_openfn(scenario(RUNS), outcome(BEFORE, unguarded))
+    assert result is not None and not result.passed and not result.skipped
+    assert result.score == round(1 / 3, 3)
+    assert "run 1: took check -> yes -> no, expected check -> yes" in result.comment
+    assert "run 3 (fail check): took check -> no, expected check" in result.comment
