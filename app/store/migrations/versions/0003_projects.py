@@ -92,20 +92,29 @@ def _one_project_per_workflow() -> None:
             _workflows.c.updated_at,
         )
     ).all()
-    for row in rows:
-        project_id = str(uuid.uuid4())
-        connection.execute(
-            _projects.insert().values(
-                id=project_id,
-                name=row.name,
-                owner=row.owner,
-                created_at=row.created_at,
-                updated_at=row.updated_at,
-            )
-        )
-        connection.execute(
-            _workflows.update().where(_workflows.c.id == row.id).values(project_id=project_id)
-        )
+    if not rows:
+        return
+    homes = [(row, str(uuid.uuid4())) for row in rows]
+    # Two executemany statements, not two per workflow.
+    connection.execute(
+        _projects.insert(),
+        [
+            {
+                "id": project_id,
+                "name": row.name,
+                "owner": row.owner,
+                "created_at": row.created_at,
+                "updated_at": row.updated_at,
+            }
+            for row, project_id in homes
+        ],
+    )
+    connection.execute(
+        _workflows.update()
+        .where(_workflows.c.id == sa.bindparam("workflow_id"))
+        .values(project_id=sa.bindparam("home")),
+        [{"workflow_id": row.id, "home": project_id} for row, project_id in homes],
+    )
 
 
 def downgrade() -> None:
