@@ -94,6 +94,11 @@ class Settings(BaseSettings):
 
     max_yaml_bytes: int = DEFAULT_MAX_BYTES
     max_frame_bytes: int = 64 * 1024
+    ws_compression: bool = Field(
+        False,
+        description="permessage-deflate on WebSockets: saves bandwidth, but costs one "
+        "compression of every frame per socket (planwright serve passes it to uvicorn).",
+    )
     max_body_bytes: int = Field(
         4 * 1024 * 1024,
         description="Largest HTTP request body; larger ones get 413 before they are read.",

@@ -2,8 +2,11 @@
 
 Prints one JSON object:
   tool_round_overhead_ms_p50: per tool round, wall time minus time inside the
-      (scripted, fixed-latency) model, on a 20-job document, with the SQLite
-      checkpointer the service uses. Target <= 20 ms.
+      (scripted, fixed-latency) model, on a 200-job document, with the SQLite
+      checkpointer the service uses, each mutation committed to a SQLite store and
+      published on the in-process bus through the service's Publisher (a watcher
+      subscribed, so the publish fans out). Target <= 20 ms.
+  commit_publish_ms_p50: the commit-and-publish part of one round alone.
   fanout_8x1s_wall_s: wall time of a round fanning out 8 code sub-agents whose
       model calls take 1 s each. Target <= 1.25 s (8 s if sequential).
 """
@@ -16,6 +19,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +31,13 @@ from agents.graph import build_graph
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, TurnRuntime
+from app.bus import InProcessBus
+from app.publishing import Publisher
+from app.store import Store, create_engine, migrate
 from bench.edit_latency import build_document
 
 ROUNDS = 10
+JOBS = 200
 LATENCY_S = 0.02
 
 
@@ -61,23 +69,68 @@ def _rename_rounds(rounds: int) -> list[ModelResponse]:
     return [*script, ScriptedModel.text("Renamed the steps.")]
 
 
-async def _overhead(saver: AsyncSqliteSaver, runs: int) -> list[float]:
-    graph = build_graph(saver)
-    yaml = build_document(20).to_yaml()
-    per_round: list[float] = []
-    for run in range(runs):
-        model = TimedModel(ScriptedModel(_rename_rounds(ROUNDS), latency=LATENCY_S))
-        runtime = TurnRuntime(
-            models={"router": model, "planner": model, "job_code": model},  # type: ignore[dict-item]
-            config=AgentConfig(max_tool_calls=50),
-        )
-        turn = {"turn_id": f"overhead-{run}", "user_text": "rename", "yaml": yaml, "version": 1}
+@dataclass
+class TimedCommitter:
+    """Commits and publishes through the service's Publisher, timing it."""
+
+    publisher: Publisher
+    workflow_id: str
+    seconds: float = 0.0
+
+    async def commit(self, *, base_version: int, **kwargs: Any) -> int:
         start = time.perf_counter()
-        async for _ in TurnRunner(graph).start(turn, runtime):  # type: ignore[arg-type]
-            pass
-        wall = time.perf_counter() - start
-        per_round.append((wall - model.seconds) / ROUNDS * 1000)
-    return per_round
+        try:
+            return await self.publisher.commit_and_publish(
+                self.workflow_id, expected_version=base_version, author="bench", **kwargs
+            )
+        finally:
+            self.seconds += time.perf_counter() - start
+
+
+async def _drain(subscription: Any) -> None:
+    async for _ in subscription:
+        pass
+
+
+async def _overhead(
+    saver: AsyncSqliteSaver, folder: Path, runs: int
+) -> tuple[list[float], list[float]]:
+    graph = build_graph(saver)
+    doc = build_document(JOBS)
+    yaml = doc.to_yaml()
+    engine = create_engine(f"sqlite:///{folder / 'store.db'}")
+    await migrate(engine)
+    store, bus = Store(engine), InProcessBus()
+    publisher = Publisher(store, bus)
+    per_round: list[float] = []
+    commit_ms: list[float] = []
+    try:
+        for run in range(runs):
+            record = await store.create_workflow(name="Bench", yaml=yaml)
+            watcher = asyncio.create_task(_drain(await bus.subscribe(record.id)))
+            model = TimedModel(ScriptedModel(_rename_rounds(ROUNDS), latency=LATENCY_S))
+            committer = TimedCommitter(publisher, record.id)
+            runtime = TurnRuntime(
+                models={"router": model, "planner": model, "job_code": model},  # type: ignore[dict-item]
+                config=AgentConfig(max_tool_calls=50),
+                committer=committer,
+            )
+            runtime.adopt(doc.copy(), record.version)  # the service keeps it parsed
+            turn = {"turn_id": f"overhead-{run}", "user_text": "rename", "yaml": yaml}
+            turn["version"] = record.version
+            start = time.perf_counter()
+            async for _ in TurnRunner(graph).start(turn, runtime):  # type: ignore[arg-type]
+                pass
+            wall = time.perf_counter() - start
+            watcher.cancel()
+            per_round.append((wall - model.seconds) / ROUNDS * 1000)
+            commit_ms.append(committer.seconds / ROUNDS * 1000)
+            assert publisher.pending == 0
+    finally:
+        await publisher.close()
+        await bus.close()
+        await engine.dispose()
+    return per_round, commit_ms
 
 
 async def _fanout(saver: AsyncSqliteSaver) -> float:
@@ -112,15 +165,18 @@ async def _fanout(saver: AsyncSqliteSaver) -> float:
 
 
 async def main() -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        async with AsyncSqliteSaver.from_conn_string(str(Path(folder) / "cp.sqlite")) as saver:
-            await _overhead(saver, 1)  # warm-up: imports, prompt files, catalogue
-            overhead = await _overhead(saver, 7)
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        async with AsyncSqliteSaver.from_conn_string(str(folder / "cp.sqlite")) as saver:
+            await _overhead(saver, folder, 1)  # warm-up: imports, prompt files, catalogue
+            overhead, commits = await _overhead(saver, folder, 5)
             fanout = await _fanout(saver)
     print(
         json.dumps(
             {
+                "jobs": JOBS,
                 "tool_round_overhead_ms_p50": round(statistics.median(overhead), 2),
+                "commit_publish_ms_p50": round(statistics.median(commits), 2),
                 "fanout_8x1s_wall_s": round(fanout, 3),
             }
         )

@@ -7,10 +7,25 @@ retained ``workflow`` event newer than that version, then live events.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
 Event = dict[str, Any]
+
+
+class EncodedEvent(dict[str, Any]):
+    """A bus event that keeps the compact JSON it was decoded from (``text``), so the
+    sockets relaying it send that text rather than each encoding the full YAML again."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        decoded = json.loads(text)
+        if not isinstance(decoded, dict):
+            raise ValueError("a bus event is a JSON object")
+        super().__init__(decoded)
+        self.text = text
 
 
 class Subscription(Protocol):

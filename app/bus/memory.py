@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
 
-from app.bus.base import Event
+from app.bus.base import EncodedEvent, Event
 from tools.errors import PlanwrightError
 
 log = logging.getLogger(__name__)
@@ -215,7 +215,7 @@ class InProcessBus:
 
     async def publish(self, workflow_id: str, event: Event) -> None:
         self._check_open()
-        shared: Event = json.loads(encode_event(event))  # a private, JSON-clean copy
+        shared: Event = EncodedEvent(encode_event(event))  # a private, JSON-clean copy
         if workflow_version(shared) is not None:
             retained = self._retained.setdefault(workflow_id, deque(maxlen=self.retention))
             retained.append(shared)

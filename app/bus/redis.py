@@ -11,12 +11,11 @@ works.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 import redis.asyncio as aioredis
 
-from app.bus.base import Event
+from app.bus.base import EncodedEvent, Event
 from app.bus.memory import (
     DEFAULT_QUEUE_SIZE,
     DEFAULT_RETENTION,
@@ -40,10 +39,9 @@ def _stream_event(fields: Mapping[bytes | str, bytes | str] | None) -> Event | N
     if raw is None:
         return None
     try:
-        event = json.loads(raw)
+        return EncodedEvent(as_text(raw))
     except ValueError:
         return None
-    return event if isinstance(event, dict) else None
 
 
 class RedisBus:

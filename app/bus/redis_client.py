@@ -25,7 +25,6 @@ _POOL_SIZE = 100  # redis-py's default
 _POOL_WAIT_S = 20.0
 _CONNECT_TIMEOUT_S = 2.0
 _COMMAND_TIMEOUT_S = 5.0  # pub/sub's blocking reads are exempt (redis-py reads those untimed)
-_HEALTH_CHECK_S = 5
 
 
 class LazyRedis:
@@ -44,16 +43,16 @@ class LazyRedis:
             # plus the pub/sub connection) a command waits its turn instead of failing
             # with "Too many connections", which the default pool raises.
             # After Redis restarts, every pooled connection is dead: retry a command
-            # that fails on one (reconnecting), and ping a connection idle for a while
-            # before using it, so the first turn after an outage does not fail on a
-            # stale socket. Timeouts keep an unreachable Redis from hanging a request.
+            # that fails on one (redis-py reconnects first), so the first turn after an
+            # outage does not fail on a stale socket. No health_check_interval: its
+            # PING would break the pub/sub connection, which shares these settings.
+            # Timeouts keep an unreachable Redis from hanging a request.
             pool = aioredis.BlockingConnectionPool.from_url(
                 self.url,
                 max_connections=_POOL_SIZE,
                 timeout=_POOL_WAIT_S,
                 retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 3),
                 retry_on_error=[RedisConnectionError, RedisTimeoutError],
-                health_check_interval=_HEALTH_CHECK_S,
                 socket_connect_timeout=_CONNECT_TIMEOUT_S,
                 socket_timeout=_COMMAND_TIMEOUT_S,
                 socket_keepalive=True,

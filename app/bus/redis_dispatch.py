@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Coroutine
 from typing import Any
@@ -21,6 +20,7 @@ from redis.asyncio.client import PubSub
 from redis.asyncio.connection import Connection
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from app.bus.base import EncodedEvent
 from app.bus.memory import BusUnavailableError, QueueSubscription
 from app.bus.redis_client import as_text
 
@@ -167,8 +167,8 @@ class Dispatcher:
             entry = self._channels.get(channel)
             if entry is None:
                 return
-            try:
-                event = json.loads(message["data"])
+            try:  # decoded once per process, its text kept for every socket
+                event = EncodedEvent(as_text(message["data"]))
             except ValueError:
                 log.warning("dropping a malformed event on %s", channel)
                 return

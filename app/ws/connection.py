@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from typing import Any
 
 from fastapi import WebSocket
 from starlette.websockets import WebSocketState
 
-from app.bus.base import EventBus, Subscription
+from app.bus.base import EncodedEvent, EventBus, Subscription
 from app.bus.memory import SubscriberOverflowError
 from app.ws.protocol import ServerFrame, wire
 
@@ -25,6 +26,14 @@ NOT_ALLOWED = 1008
 NOT_FOUND = 4404
 TRY_AGAIN_LATER = 1013
 BUS_DOWN_REASON = "live updates are unavailable; try again later"
+
+
+def _encode(frame: dict[str, Any], seq: int) -> str:
+    """The frame's JSON text with its ``seq``. A bus event keeps the text it arrived
+    as, so a version fanned out to many sockets is encoded once, not once per socket."""
+    if isinstance(frame, EncodedEvent) and frame.text.endswith("}") and "seq" not in frame:
+        return f'{frame.text[:-1]},"seq":{seq}}}' if len(frame) else f'{{"seq":{seq}}}'
+    return json.dumps({**frame, "seq": seq}, separators=(",", ":"), ensure_ascii=False)
 
 
 def close_code(error: BaseException) -> int:
@@ -36,7 +45,7 @@ def close_code(error: BaseException) -> int:
 class Connection:
     def __init__(self, websocket: WebSocket, *, queue_size: int) -> None:
         self.websocket = websocket
-        self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(queue_size)
+        self._queue: asyncio.Queue[str | None] = asyncio.Queue(queue_size)
         self._seq = 0
         self._writer: asyncio.Task[None] | None = None
         self.closed = False
@@ -70,7 +79,7 @@ class Connection:
             self.last_workflow_version = version
         self._seq += 1
         try:
-            self._queue.put_nowait({**frame, "seq": self._seq})
+            self._queue.put_nowait(_encode(frame, self._seq))
         except asyncio.QueueFull:
             await self.close(SLOW_CLIENT, "client too slow: frames were not being read")
 
@@ -117,7 +126,7 @@ class Connection:
             if frame is None:
                 return
             try:
-                await self.websocket.send_json(frame)
+                await self.websocket.send_text(frame)
             except Exception:
                 self.closed = True
                 self._room.set()

@@ -4,11 +4,13 @@ and its event goes out later, in commit order, once the bus takes it."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from app.bus.base import Event
-from app.bus.memory import BusUnavailableError, InProcessBus
+from app.bus.memory import BusUnavailableError, InProcessBus, encode_event
 from app.publishing import Publisher
+from app.ws.connection import Connection
 
 
 class FlakyBus(InProcessBus):
@@ -67,4 +69,34 @@ async def test_commits_are_reported_while_the_bus_is_down_and_published_in_order
     received = [(await sub.__anext__())["version"] for _ in range(3)]
     assert received == [2, 3, 4]
     await publisher.close()
+    await bus.close()
+
+
+class RecordingSocket:
+    application_state = None
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    async def send_text(self, text: str) -> None:
+        self.sent.append(text)
+
+    async def close(self, code: int, reason: str) -> None:
+        pass
+
+
+async def test_a_bus_event_goes_to_every_socket_as_the_text_it_was_published_as() -> None:
+    bus = InProcessBus()
+    subs = [await bus.subscribe("wf") for _ in range(3)]
+    await bus.publish("wf", {"type": "workflow", "version": 2, "yaml": "name: café\n"})
+    sockets = [RecordingSocket() for _ in subs]
+    for sub, socket in zip(subs, sockets, strict=True):
+        event = await sub.__anext__()
+        async with Connection(socket, queue_size=4) as conn:  # type: ignore[arg-type]
+            await conn.send(event)
+    encoded = encode_event({"type": "workflow", "version": 2, "yaml": "name: café\n"})
+    for socket in sockets:
+        # Not re-encoded per socket (that would write "é" unescaped): the bus's text.
+        assert socket.sent == [encoded[:-1] + ',"seq":1}']
+        assert json.loads(socket.sent[0])["yaml"] == "name: café\n"
     await bus.close()

@@ -247,7 +247,9 @@ class WorkerProcess:
                 "--timeout-graceful-shutdown",
                 "5",
                 # What `planwright serve` passes (app.limits.server_options): frames over
-                # the limit are refused by the WebSocket protocol itself.
+                # the limit are refused by the WebSocket protocol itself; no deflate.
+                "--ws-per-message-deflate",
+                self.env.get("PLANWRIGHT_WS_COMPRESSION", "false"),
                 "--ws-max-size",
                 self.env.get("PLANWRIGHT_MAX_FRAME_BYTES", str(DEFAULT_MAX_FRAME_BYTES)),
             ],

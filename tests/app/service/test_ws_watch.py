@@ -94,7 +94,7 @@ class _StuckSocket:
     application_state = None
     closed_with: int | None = None
 
-    async def send_json(self, frame: dict[str, Any]) -> None:
+    async def send_text(self, frame: str) -> None:
         await asyncio.Event().wait()
 
     async def close(self, code: int, reason: str) -> None:
