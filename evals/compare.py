@@ -4,12 +4,15 @@ Besides pass rates and per-scenario numbers it shows each scenario's *output*:
 whether the final workflow (``final_yaml``) is the same in both runs, and a
 unified diff of it where it differs, so a reviewer sees what a prompt change
 does to the workflows it produces, not only whether graders still pass.
+UUID ``id:`` values are masked first: every run mints fresh ones, so they would
+make every new entry differ (whether ids are kept is ``ids_preserved``'s job).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +53,21 @@ def _category_rates(data: dict[str, Any]) -> dict[str, float]:
     return {c: sum(v) / len(v) for c, v in stats.items() if v}
 
 
+_MINTED_ID = re.compile(
+    r"^(\s*id:\s*)['\"]?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}['\"]?\s*$",
+    re.MULTILINE | re.IGNORECASE,
+)
+
+
+def final_yaml(entry: dict[str, Any] | None) -> str | None:
+    """A scenario's final workflow with UUID ids masked (``None`` when absent)."""
+    text = (entry or {}).get("final_yaml")
+    return None if text is None else _MINTED_ID.sub(r"\1<id>", text)
+
+
 def _output(sa: dict[str, Any] | None, sb: dict[str, Any] | None) -> str:
     """``same`` / ``differs`` / ``-`` (a side has no scenario or no final YAML)."""
-    ya, yb = (sa or {}).get("final_yaml"), (sb or {}).get("final_yaml")
+    ya, yb = final_yaml(sa), final_yaml(sb)
     if ya is None or yb is None:
         return "-"
     return "same" if ya == yb else "differs"
@@ -74,7 +89,7 @@ def _output_section(by_a: dict[str, Any], by_b: dict[str, Any]) -> list[str]:
     lines = ["", "## Output diffs (final workflow, A -> B)", ""]
     same, missing, diffs = 0, [], []
     for sid in [i for i in by_a if i in by_b]:
-        ya, yb = by_a[sid].get("final_yaml"), by_b[sid].get("final_yaml")
+        ya, yb = final_yaml(by_a[sid]), final_yaml(by_b[sid])
         if ya is None or yb is None:
             missing.append(sid)
         elif ya == yb:

@@ -181,3 +181,20 @@ def test_compare_shows_per_scenario_output_diffs(scripted_run: EvalRun) -> None:
     assert "| differs |" in rows[changed["id"]]
     assert "| same |" in rows[a["scenarios"][0]["id"]]
     assert "| - |" in rows[b["scenarios"][2]["id"]]
+
+
+def test_compare_masks_minted_ids(scripted_run: EvalRun) -> None:
+    """Every run mints fresh UUIDs: an id-only difference is the same output."""
+    a = results_dict(scripted_run)
+    b = copy.deepcopy(a)
+    entry = next(s for s in b["scenarios"] if "id: " in s["final_yaml"])
+    entry["final_yaml"] = entry["final_yaml"].replace(
+        "id: ", "id: 0a9b8c7d-6e5f-4d3c-2b1a-0c3f8f0a4444\n    x_old_id: ", 1
+    )
+    first_a = next(s for s in a["scenarios"] if s["id"] == entry["id"])
+    first_a["final_yaml"] = entry["final_yaml"].replace(
+        "0a9b8c7d-6e5f-4d3c-2b1a-0c3f8f0a4444", "11111111-2222-4333-8444-555555555555"
+    )
+    text = compare(a, b)
+    assert f"### {entry['id']}" not in text
+    assert "0 scenario(s) produced a different workflow" in text
