@@ -35,6 +35,7 @@ from agents.usage import UsageLedger
 from app.auth import Principal
 from app.bus.base import LockHandle, TurnLock
 from app.errors import ConflictError, NotFoundError
+from app.offload import off_loop
 from app.publishing import Publisher
 from app.store import SessionRecord, Store
 from app.store.models import TurnStatus
@@ -152,7 +153,7 @@ class TurnService:
         if warm is not None and warm[1] == version and warm[0].to_yaml() == yaml:
             runtime.adopt(warm[0], version)
         else:  # parse it now, off the event loop, rather than in the graph's first node
-            await asyncio.to_thread(runtime.document, yaml, version)
+            await off_loop(runtime.document, yaml, version)
         return runtime
 
     def keep_parsed(self, workflow_id: str, doc: WorkflowDocument, version: int) -> None:

@@ -1,7 +1,7 @@
 """Workflows: create or import, read, replace, export, versions, revert.
 
 Parsing, validating and emitting YAML is CPU work that takes seconds on a
-3,000-step document: it runs in the thread pool (``run_in_threadpool``), never on
+3,000-step document: it runs in the thread pool (``app.offload.off_loop``), never on
 the event loop, so other clients are not held up. The document a create, import,
 PUT or revert parsed is handed to the turn service (``keep_parsed``), so the first
 turn on that version does not parse and emit it again.
@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response, status
-from starlette.concurrency import run_in_threadpool
 
 from app.api import schemas
 from app.deps import EditorDep, PrincipalDep, ServicesDep
 from app.errors import NotFoundError
+from app.offload import off_loop
 from app.services import Services
 from app.store import WorkflowRecord
 from app.text import PathId
@@ -56,7 +56,7 @@ def _accept_yaml(
 ) -> tuple[WorkflowDocument, list[str]]:
     """Parse (rejecting hostile or mistyped YAML; none: a new document), mint missing
     ids, clean the workflow's name or set ``name``, list problems, and emit the YAML
-    (cached on the document). CPU work: call it through ``run_in_threadpool``."""
+    (cached on the document). CPU work: call it through ``off_loop``."""
     if text is None:
         doc, problems = WorkflowDocument.new("Untitled workflow"), []
     else:
@@ -78,7 +78,7 @@ def _parse(services: Services, text: str) -> WorkflowDocument:
 
 def prepare_imported(services: Services, docs: list[WorkflowDocument]) -> list[list[str]]:
     """Clean imported documents' names, emit their YAML (cached on each document) and
-    list each one's blocking problems. CPU work: call it through ``run_in_threadpool``."""
+    list each one's blocking problems. CPU work: call it through ``off_loop``."""
     for doc in docs:
         _clean_name(services, doc)
         doc.to_yaml()
@@ -173,7 +173,7 @@ async def create_workflow(
     """A new workflow (empty, or the given YAML), in project ``project_id`` or else in a
     new project of its own."""
     await _check_project(services, body.project_id)
-    doc, problems = await run_in_threadpool(_accept_yaml, services, body.yaml, body.name)
+    doc, problems = await off_loop(_accept_yaml, services, body.yaml, body.name)
     record = await services.store.create_workflow(
         name=doc.name or "Untitled workflow",
         yaml=doc.to_yaml(),
@@ -193,7 +193,7 @@ async def import_workflows_route(
     (naming the field), and the workflows are created in one transaction, in project
     ``project_id`` or else in one new project (see also ``POST /v1/projects``)."""
     await _check_project(services, body.project_id)
-    project_name, docs, problems = await run_in_threadpool(_import, services, body)
+    project_name, docs, problems = await off_loop(_import, services, body)
     records = await services.store.create_workflows(
         [(doc.name or "Untitled workflow", doc.to_yaml()) for doc in docs],
         project_id=body.project_id,
@@ -246,7 +246,7 @@ async def export_workflow_route(
     if format == "yaml":  # the stored text itself, byte for byte
         text, media_type, filename = record.yaml, "application/yaml", f"{record.id}.yaml"
     else:
-        exported = await run_in_threadpool(_export, services, record.yaml, format)
+        exported = await off_loop(_export, services, record.yaml, format)
         text, media_type, filename = exported.text, exported.media_type, exported.filename
     return Response(
         text,
@@ -260,7 +260,7 @@ async def put_workflow(
     workflow_id: PathId, body: schemas.PutWorkflow, services: ServicesDep, principal: EditorDep
 ) -> schemas.Workflow:
     await _workflow(services, workflow_id)
-    doc, problems = await run_in_threadpool(_accept_yaml, services, body.yaml)
+    doc, problems = await off_loop(_accept_yaml, services, body.yaml)
     record = await _replace(
         services,
         workflow_id,
@@ -305,7 +305,7 @@ async def revert(
     target = await services.store.get_version(workflow_id, body.version)
     if target is None or target.yaml is None:
         raise NotFoundError(f"Workflow {workflow_id!r} has no version {body.version}.")
-    doc = await run_in_threadpool(_parse, services, target.yaml)
+    doc = await off_loop(_parse, services, target.yaml)
     record = await _replace(
         services,
         workflow_id,
