@@ -14,12 +14,12 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Response, status
-from starlette.concurrency import run_in_threadpool
 
 from app.api import schemas
 from app.api.workflows import prepare_imported
 from app.deps import EditorDep, PrincipalDep, ServicesDep
 from app.errors import NotFoundError
+from app.offload import off_loop
 from app.services import Services
 from app.store import ProjectRecord, WorkflowRecord
 from app.text import PathId
@@ -86,7 +86,7 @@ async def create_project(
 ) -> schemas.Project:
     """An empty project, or one holding every workflow of a Lightning ``project.yaml``
     (all or nothing: one bad field fails the request, naming the field)."""
-    name, docs, problems = await run_in_threadpool(_read, services, body)
+    name, docs, problems = await off_loop(_read, services, body)
     project, records = await services.store.create_project(
         name=name,
         documents=[(doc.name or "Untitled workflow", doc.to_yaml()) for doc in docs],
@@ -134,7 +134,7 @@ async def export_project_route(
     are refused (422 ``export_id_clash``, naming both)."""
     project = await require_project(services, project_id)
     workflows = await services.store.list_project_workflows(project.id)
-    exported = await run_in_threadpool(_export, services, project.name, [w.yaml for w in workflows])
+    exported = await off_loop(_export, services, project.name, [w.yaml for w in workflows])
     return Response(
         exported.text,
         media_type=exported.media_type,
