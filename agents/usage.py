@@ -225,9 +225,12 @@ class RecordingModel:
         try:
             response = await self.inner.create(request, on_text=on_text)
         except BaseException as exc:
-            # The call was made and failed: its tokens are not known (a stream cut off
-            # mid-way may have billed some), so it is recorded with zeros and the reason.
-            self._record(request, Usage(), self.inner.name, _error_code(exc))
+            # The call was made and failed: a stream cut off mid-way (an error event, a
+            # cancel) has already billed its input; the client says how much on the error.
+            spent = getattr(exc, "spent_usage", None)
+            usage = spent if isinstance(spent, Usage) else Usage()
+            model = getattr(exc, "spent_model", None) or self.inner.name
+            self._record(request, usage, model, _error_code(exc))
             raise
         self._record(request, response.usage, response.model or self.inner.name, None)
         return response

@@ -11,6 +11,8 @@ never appears in a message, a log line or ``repr``.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -56,6 +58,24 @@ newest one writes the whole conversation so far to the cache; the one before
 sits where the previous request's newest one was, so the next round reads
 everything up to it even when a round added more than the API's 20-block lookback.
 """
+
+
+def _usage_of(message: Any) -> Usage:
+    usage = message.usage
+    return Usage(
+        input_tokens=usage.input_tokens or 0,
+        output_tokens=usage.output_tokens or 0,
+        cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
+        cache_read_input_tokens=usage.cache_read_input_tokens or 0,
+    )
+
+
+def _spent(exc: BaseException, billed: list[Usage], model_id: str) -> BaseException:
+    """``exc`` carrying what its failed streams had already spent, and on which model
+    (read by the usage ledger, so a failed call is priced too)."""
+    exc.spent_usage = sum(billed, Usage())  # type: ignore[attr-defined]
+    exc.spent_model = model_id  # type: ignore[attr-defined]
+    return exc
 
 
 def rolling_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -183,15 +203,20 @@ class AnthropicModel:
         params = self.build_params(request)
         model_id = params["model"]
         streamed: list[str] = []
+        billed: list[Usage] = []  # what streams that failed mid-way had already spent
         for attempt in range(MID_STREAM_RETRIES + 1):
             try:
-                message, request_id = await self._stream(params, on_text, streamed)
+                message, request_id = await self._stream(params, on_text, streamed, billed)
                 break
             except _SinkFailedError as failed:
-                raise failed.original from None
+                raise _spent(failed.original, billed, model_id) from None
+            except asyncio.CancelledError as cancelled:
+                _spent(cancelled, billed, model_id)
+                raise
             except Exception as exc:
                 mapped = self._translate(exc, request.role, model_id)
                 if mapped is None:
+                    _spent(exc, billed, model_id)
                     raise
                 retry = (
                     isinstance(mapped, ModelUnavailableError)
@@ -200,18 +225,13 @@ class AnthropicModel:
                     and attempt < MID_STREAM_RETRIES
                 )
                 if not retry:
-                    raise mapped from exc
+                    raise _spent(mapped, billed, model_id) from exc
                 logger.info("anthropic %s stream failed mid-way; retrying once", request.role)
 
         response = ModelResponse(
             content=[self._block(block, request.role, model_id) for block in message.content],
             stop_reason=message.stop_reason or "",
-            usage=Usage(
-                input_tokens=message.usage.input_tokens or 0,
-                output_tokens=message.usage.output_tokens or 0,
-                cache_creation_input_tokens=message.usage.cache_creation_input_tokens or 0,
-                cache_read_input_tokens=message.usage.cache_read_input_tokens or 0,
-            ),
+            usage=sum(billed, _usage_of(message)),
             model=message.model,
         )
         logger.debug(
@@ -225,17 +245,28 @@ class AnthropicModel:
         return response
 
     async def _stream(
-        self, params: dict[str, Any], on_text: TextSink | None, streamed: list[str]
+        self,
+        params: dict[str, Any],
+        on_text: TextSink | None,
+        streamed: list[str],
+        billed: list[Usage],
     ) -> tuple[Any, str | None]:
         async with self.client.messages.stream(**params) as stream:
-            async for event in stream:
-                if event.type == "text" and on_text is not None and event.text:
-                    streamed.append(event.text)
-                    try:
-                        await on_text(event.text)
-                    except Exception as exc:
-                        raise _SinkFailedError(exc) from exc
-            return await stream.get_final_message(), stream.request_id
+            try:
+                async for event in stream:
+                    if event.type == "text" and on_text is not None and event.text:
+                        streamed.append(event.text)
+                        try:
+                            await on_text(event.text)
+                        except Exception as exc:
+                            raise _SinkFailedError(exc) from exc
+                return await stream.get_final_message(), stream.request_id
+            except BaseException:
+                # Once message_start arrived the input was billed, whatever happens next
+                # (an error event, a cancel): keep what the snapshot says was spent.
+                with contextlib.suppress(AssertionError):  # nothing arrived: nothing billed
+                    billed.append(_usage_of(stream.current_message_snapshot))
+                raise
 
     # -- conversions -------------------------------------------------------- #
 

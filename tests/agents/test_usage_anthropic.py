@@ -85,3 +85,38 @@ async def test_every_call_of_a_claude_turn_is_recorded_with_cache_tokens_and_cos
     for key in ("input_tokens", "output_tokens", "cache_read_input_tokens"):
         assert usage[key] == sum(c[key] for c in usage["calls"])
     assert usage["cost_usd"] == pytest.approx(sum(c["cost_usd"] for c in usage["calls"]))
+
+
+async def test_a_stream_cut_off_mid_way_still_counts_what_it_billed(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    """The input of a stream that started is billed even when an error event ends it:
+    the failed call is recorded with those tokens, and a retried call counts both."""
+    from agents.models.base import ModelRequest, ModelUnavailableError
+    from agents.usage import RecordingModel, UsageLedger
+    from tests.fakes.anthropic_server import stream_error_reply
+
+    request = ModelRequest(
+        role="planner",
+        system="You plan.",
+        messages=[{"role": "user", "content": "hello"}],
+    )
+    ledger = UsageLedger()
+    recording = RecordingModel(_model(fake_anthropic), ledger, DEFAULT_PRICES)
+
+    fake_anthropic.queue(text_reply("one clean answer"))
+    clean = await recording.create(request)
+    one_input = clean.usage.input_tokens
+    assert one_input > 0
+
+    fake_anthropic.queue(stream_error_reply(), text_reply("after a retry"))
+    retried = await recording.create(request)
+    assert retried.usage.input_tokens == 2 * one_input  # both streams were billed
+
+    fake_anthropic.queue(stream_error_reply(), stream_error_reply())
+    with pytest.raises(ModelUnavailableError):
+        await recording.create(request)
+    failed = ledger.calls[-1]
+    assert failed.error == "model_unavailable"
+    assert failed.input_tokens == 2 * one_input
+    assert failed.cost_usd is not None and failed.cost_usd > 0
