@@ -266,6 +266,8 @@ class TurnService:
         request_id: str,
         approved: bool,
         send: Send,
+        *,
+        feedback: str | None = None,
     ) -> None:
         turn = await self.store.paused_turn(session.id)
         pending = await self.runner.pending_confirmation(turn.id) if turn else None
@@ -279,6 +281,14 @@ class TurnService:
             return
         last: ServerFrame | None = None
         try:
+            # The answer is on record before anything acts on it.
+            await self.store.answer_confirmation(
+                turn.id,
+                request_id,
+                approved=approved,
+                answered_by=principal.author,
+                feedback=feedback,
+            )
             state = await self.runner.state(turn.id)
             workflow = await self.store.get_workflow(session.workflow_id)
             if workflow is None or workflow.version != state.get("version"):
@@ -327,7 +337,7 @@ class TurnService:
         failed, cancelled) the model calls it made, the prompts it used and its
         route are stored with the turn.
         """
-        final_text = ""
+        stored_message = False
         route: str | None = None
         last: ServerFrame | None = None
 
@@ -344,13 +354,22 @@ class TurnService:
                 if isinstance(event, RouteEvent):
                     route = event.destination
                 elif isinstance(event, MessageEvent):
-                    final_text = event.text
+                    # Stored before it is sent: a reload shows what the socket showed.
+                    await self.store.add_message(session.id, "assistant", event.text, turn_id)
+                    stored_message = True
                 elif isinstance(event, ConfirmEvent):
+                    await self.store.record_confirmation(
+                        turn_id,
+                        session_id=session.id,
+                        request_id=event.request_id,
+                        question=event.question,
+                    )
                     await finish("paused")
                     last = frame
                     continue
                 elif isinstance(event, TurnCompletedEvent):
-                    await self.store.add_message(session.id, "assistant", final_text, turn_id)
+                    if not stored_message:  # a turn that ended without a final message
+                        await self.store.add_message(session.id, "assistant", "", turn_id)
                     await finish(
                         "completed", tool_rounds=event.tool_rounds, duration_ms=event.duration_ms
                     )

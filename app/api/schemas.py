@@ -143,10 +143,25 @@ class Turn(BaseModel):
     created_at: datetime
 
 
+class Confirmation(BaseModel):
+    """A question a turn asked, and its answer (``approved`` is null until answered;
+    it stays null when a new message superseded the question)."""
+
+    turn_id: str
+    request_id: str
+    question: str
+    asked_at: datetime
+    approved: bool | None
+    answered_by: str | None
+    answered_at: datetime | None
+    feedback: str | None
+
+
 class SessionDetail(Session):
     messages: list[Message]
     workflow: Workflow
     pending_confirmation: PendingConfirmation | None = None
+    confirmations: list[Confirmation] = Field(default_factory=list)
     turns: list[Turn] = Field(default_factory=list)
 
 

@@ -128,6 +128,10 @@ async def get_session(
         project_id=session.project_id,
         read_only=session.read_only,
         messages=[schemas.Message.model_validate(m, from_attributes=True) for m in messages],
+        confirmations=[
+            schemas.Confirmation.model_validate(c, from_attributes=True)
+            for c in await services.store.list_confirmations(session.id)
+        ],
         workflow=schemas.Workflow(
             id=workflow.id,
             project_id=workflow.project_id,

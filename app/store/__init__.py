@@ -12,6 +12,7 @@ Typical start-up::
 from app.errors import ConflictError, NotFoundError, VersionConflictError
 from app.store.database import create_engine, migrate, normalise_url
 from app.store.records import (
+    ConfirmationRecord,
     MessageRecord,
     ModelCallRecord,
     ProjectRecord,
@@ -23,6 +24,7 @@ from app.store.records import (
 from app.store.repository import Store
 
 __all__ = [
+    "ConfirmationRecord",
     "ConflictError",
     "MessageRecord",
     "ModelCallRecord",

@@ -195,6 +195,31 @@ class ModelCall(SQLModel, table=True):
     created_at: datetime = Field(sa_type=UTCDateTime)
 
 
+class Confirmation(SQLModel, table=True):
+    """A question a turn paused on, and its answer: who, when, yes or no, feedback.
+
+    Kept with the turn for the record; the checkpointer only holds what a paused
+    turn needs to resume and forgets it when the turn ends.
+    """
+
+    __tablename__ = "confirmations"
+    __table_args__ = (UniqueConstraint("turn_id", "request_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    turn_id: str = Field(foreign_key="turns.id", ondelete="CASCADE", index=True)
+    session_id: str = Field(foreign_key="chat_sessions.id", ondelete="CASCADE", index=True)
+    request_id: str
+    question: str = Field(sa_type=Text)
+    asked_at: datetime = Field(sa_type=UTCDateTime)
+    approved: bool | None = None
+    """NULL until answered (and for good when a new message superseded it)."""
+    answered_by: str | None = None
+    """The answering principal's author name (a token's name or opaque label)."""
+    answered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    feedback: str | None = Field(default=None, sa_type=Text)
+    """What the user said with the answer, if anything."""
+
+
 def table(model: type[SQLModel]) -> Table:
     """The Core ``Table`` of a model (the repository queries through Core)."""
     t = model.__table__  # type: ignore[attr-defined]
@@ -209,3 +234,4 @@ chat_sessions = table(ChatSession)
 messages = table(Message)
 turns = table(Turn)
 model_calls = table(ModelCall)
+confirmations = table(Confirmation)

@@ -20,6 +20,7 @@ from agents.usage import PromptUse
 from app.store.models import MessageRole, TurnStatus
 
 __all__ = [
+    "ConfirmationRecord",
     "MessageRecord",
     "ModelCallRecord",
     "ProjectRecord",
@@ -142,3 +143,17 @@ class ModelCallRecord(ModelCallUsage):
 
 
 _CALL_FIELDS = set(ModelCallUsage.model_fields)
+
+
+class ConfirmationRecord(_Record):
+    """A confirmation a turn asked for; ``approved`` is ``None`` until answered."""
+
+    turn_id: str
+    session_id: str
+    request_id: str
+    question: str
+    asked_at: datetime
+    approved: bool | None
+    answered_by: str | None
+    answered_at: datetime | None
+    feedback: str | None

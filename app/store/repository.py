@@ -27,6 +27,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.errors import ConflictError, NotFoundError, VersionConflictError
+from app.store.confirmations import ConfirmationQueries
 from app.store.database import WRITE_OPTIONS
 from app.store.models import (
     ROLES,
@@ -69,8 +70,9 @@ def _uuid() -> str:
 _VERSION_COLUMNS = [c for c in workflow_versions.c if c.name not in ("id", "yaml")]
 
 
-class Store(ProjectQueries, TurnQueries):
-    """Persistence for projects, workflows, their versions, chat sessions, messages and turns.
+class Store(ProjectQueries, TurnQueries, ConfirmationQueries):
+    """Persistence for projects, workflows, their versions, chat sessions, messages, turns
+    and the confirmations turns asked for.
 
     ``now`` must return timezone-aware datetimes; ``new_id`` makes workflow and
     session ids. Both are injectable for tests.

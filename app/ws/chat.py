@@ -122,7 +122,12 @@ async def chat_socket(
                 elif isinstance(frame, ConfirmFrame):
                     running = services.turns.spawn(
                         services.turns.resume(
-                            session, principal, frame.request_id, frame.approved, conn.send
+                            session,
+                            principal,
+                            frame.request_id,
+                            frame.approved,
+                            conn.send,
+                            feedback=frame.feedback,
                         )
                     )
         except WebSocketDisconnect:

@@ -61,6 +61,8 @@ class ConfirmFrame(_Frame):
     type: Literal["confirm"]
     request_id: str = Field(min_length=1, max_length=200)
     approved: bool
+    feedback: ClientText | None = Field(None, max_length=2000)
+    """Optional words with the answer; stored with the turn's confirmation."""
 
 
 class CancelFrame(_Frame):
