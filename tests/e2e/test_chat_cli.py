@@ -121,7 +121,7 @@ def test_chat_builds_edits_lists_and_reverts_a_workflow(server: LiveServer) -> N
     assert "── workflow now" not in answer.split("you>")[0]  # a question changes nothing
 
     versions = after(out, "you> /versions").split("you>")[0]
-    assert re.search(r"v5\s+add_edges\s+tok_\w+.*\(current\)", versions)
+    assert re.search(r"v5\s+add_edges\s+editor-[0-9a-f]{12}.*\(current\)", versions)
     assert re.search(r"v1\s+create", versions)
 
     reverted = after(out, "you> /revert 2").split("you>")[0]
