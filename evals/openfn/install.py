@@ -19,7 +19,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from tools.errors import PlanwrightError
@@ -39,9 +39,9 @@ class OpenFnRuntimeUnavailable(PlanwrightError):
     code = "openfn_runtime_unavailable"
 
 
-def pinned() -> dict[str, str]:
+def pinned(package_dir: Path = PACKAGE_DIR) -> dict[str, str]:
     """npm package -> exact version, as ``package.json`` pins them."""
-    manifest = json.loads((PACKAGE_DIR / "package.json").read_text(encoding="utf-8"))
+    manifest = json.loads((package_dir / "package.json").read_text(encoding="utf-8"))
     return dict(manifest["dependencies"])
 
 
@@ -54,17 +54,17 @@ def node_path() -> str:
     return found
 
 
-def _fingerprint() -> str:
+def _fingerprint(package_dir: Path) -> str:
     digest = hashlib.sha256()
     for name in _INSTALL_FILES:
         digest.update(name.encode())
-        digest.update((PACKAGE_DIR / name).read_bytes())
+        digest.update((package_dir / name).read_bytes())
     return digest.hexdigest()
 
 
-def _installed_versions(cache_dir: Path) -> dict[str, str | None]:
+def _installed_versions(package_dir: Path, cache_dir: Path) -> dict[str, str | None]:
     found: dict[str, str | None] = {}
-    for name in pinned():
+    for name in pinned(package_dir):
         try:
             manifest = cache_dir / "node_modules" / name / "package.json"
             found[name] = json.loads(manifest.read_text(encoding="utf-8"))["version"]
@@ -73,12 +73,12 @@ def _installed_versions(cache_dir: Path) -> dict[str, str | None]:
     return found
 
 
-def _is_installed(cache_dir: Path, fingerprint: str) -> bool:
+def _is_installed(package_dir: Path, cache_dir: Path, fingerprint: str) -> bool:
     stamp = cache_dir / _STAMP
     return (
         stamp.is_file()
         and stamp.read_text(encoding="utf-8").strip() == fingerprint
-        and _installed_versions(cache_dir) == pinned()
+        and _installed_versions(package_dir, cache_dir) == pinned(package_dir)
     )
 
 
@@ -93,9 +93,9 @@ def _locked(cache_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _copy_scripts(cache_dir: Path) -> None:
-    for name in SCRIPTS:
-        source = (PACKAGE_DIR / name).read_bytes()
+def _copy_scripts(package_dir: Path, cache_dir: Path, scripts: Sequence[str]) -> None:
+    for name in scripts:
+        source = (package_dir / name).read_bytes()
         target = cache_dir / name
         if target.is_file() and target.read_bytes() == source:
             continue
@@ -108,7 +108,7 @@ def _copy_scripts(cache_dir: Path) -> None:
 def _npm_ci(cache_dir: Path) -> None:
     npm = shutil.which("npm")
     if npm is None:
-        raise OpenFnRuntimeUnavailable("`npm` is not on PATH: it installs @openfn/runtime")
+        raise OpenFnRuntimeUnavailable("`npm` is not on PATH: it installs the pinned packages")
     command = [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
     try:
         done = subprocess.run(
@@ -131,24 +131,33 @@ def _npm_ci(cache_dir: Path) -> None:
         )
 
 
-def ensure_installed(cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
-    """Install the pinned packages into ``cache_dir`` (idempotent); return that folder."""
+def install_pinned(package_dir: Path, cache_dir: Path, scripts: Sequence[str] = ()) -> Path:
+    """Install ``package_dir``'s pinned npm packages into ``cache_dir`` with ``npm ci``
+    (idempotent: a stamp of package.json + package-lock.json and the installed versions
+    short-circuits repeat calls), copy ``scripts`` next to ``node_modules`` so their
+    bare imports resolve, and return ``cache_dir``. Shared by the runtime and the
+    ``@openfn/project`` checks."""
     node_path()
     cache_dir = cache_dir.resolve()
     cache_dir.mkdir(parents=True, exist_ok=True)
-    fingerprint = _fingerprint()
-    if not _is_installed(cache_dir, fingerprint):
+    fingerprint = _fingerprint(package_dir)
+    if not _is_installed(package_dir, cache_dir, fingerprint):
         with _locked(cache_dir):
-            if not _is_installed(cache_dir, fingerprint):  # another process may have won
+            if not _is_installed(package_dir, cache_dir, fingerprint):  # another process won
                 (cache_dir / _STAMP).unlink(missing_ok=True)
                 for name in _INSTALL_FILES:
-                    shutil.copyfile(PACKAGE_DIR / name, cache_dir / name)
+                    shutil.copyfile(package_dir / name, cache_dir / name)
                 _npm_ci(cache_dir)
-                versions = _installed_versions(cache_dir)
-                if versions != pinned():
+                versions = _installed_versions(package_dir, cache_dir)
+                if versions != pinned(package_dir):
                     raise OpenFnRuntimeUnavailable(
-                        f"npm ci installed {versions}, expected {pinned()}"
+                        f"npm ci installed {versions}, expected {pinned(package_dir)}"
                     )
                 (cache_dir / _STAMP).write_text(fingerprint + "\n", encoding="utf-8")
-    _copy_scripts(cache_dir)
+    _copy_scripts(package_dir, cache_dir, scripts)
     return cache_dir
+
+
+def ensure_installed(cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
+    """Install the pinned runtime packages into ``cache_dir`` (idempotent); return it."""
+    return install_pinned(PACKAGE_DIR, cache_dir, SCRIPTS)

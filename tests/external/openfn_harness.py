@@ -30,23 +30,21 @@ encodes exactly this:
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import fcntl
-import hashlib
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
+
+from evals.openfn.install import OpenFnRuntimeUnavailable, install_pinned
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "openfn_project"
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -54,9 +52,6 @@ DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "openfn-project"
 CHECK_SCRIPT = "check.mjs"
 PROJECT_NAME = "planwright-external-check"
 
-_INSTALL_FILES = ("package.json", "package-lock.json")
-_STAMP = ".planwright-installed"
-_NPM_TIMEOUT_S = 900
 _NODE_TIMEOUT_S = 120
 
 # Step fields check.mjs prints in their own slots (the rest goes to "extra").
@@ -85,114 +80,25 @@ def _require_tool(name: str) -> str:
     return path
 
 
-def _fingerprint() -> str:
-    digest = hashlib.sha256()
-    for name in _INSTALL_FILES:
-        digest.update(name.encode())
-        digest.update((PACKAGE_DIR / name).read_bytes())
-    return digest.hexdigest()
-
-
-def _installed_version(cache_dir: Path) -> str | None:
-    manifest = cache_dir / "node_modules" / "@openfn" / "project" / "package.json"
+def ensure_openfn_project_installed(cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
+    """Install the pinned ``@openfn/project`` into ``cache_dir`` with ``npm ci`` (the same
+    idempotent installer as the runtime check) and copy check.mjs next to it. Returns
+    ``cache_dir``, the folder holding ``node_modules`` that check.mjs must run from."""
+    _require_tool("node")
     try:
-        version: str = json.loads(manifest.read_text(encoding="utf-8"))["version"]
-    except (OSError, ValueError, KeyError):
-        return None
-    return version
-
-
-def _is_installed(cache_dir: Path, fingerprint: str) -> bool:
-    stamp = cache_dir / _STAMP
-    return (
-        stamp.is_file()
-        and stamp.read_text(encoding="utf-8").strip() == fingerprint
-        and _installed_version(cache_dir) == pinned_version()
-    )
-
-
-@contextlib.contextmanager
-def _locked(cache_dir: Path) -> Iterator[None]:
-    """Serialise installs across processes (pytest-xdist workers, parallel runs)."""
-    with open(cache_dir / ".install.lock", "w", encoding="utf-8") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        return install_pinned(PACKAGE_DIR, cache_dir, (CHECK_SCRIPT,))
+    except OpenFnRuntimeUnavailable as exc:
+        raise OpenFnHarnessError(exc.message) from exc
 
 
 def _tail(text: str, lines: int = 40) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def ensure_openfn_project_installed(cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
-    """Install the pinned ``@openfn/project`` into ``cache_dir`` with ``npm ci``.
-
-    Idempotent: a stamp holding the hash of package.json + package-lock.json
-    (plus the installed package's version) short-circuits repeat calls to a
-    couple of file reads. Returns ``cache_dir``, the folder holding
-    ``node_modules`` that check.mjs must run from.
-    """
-    _require_tool("node")
-    cache_dir = cache_dir.resolve()
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    fingerprint = _fingerprint()
-    if _is_installed(cache_dir, fingerprint):
-        return cache_dir
-    npm = _require_tool("npm")
-    with _locked(cache_dir):
-        if _is_installed(cache_dir, fingerprint):  # another process won the race
-            return cache_dir
-        (cache_dir / _STAMP).unlink(missing_ok=True)
-        for name in _INSTALL_FILES:
-            shutil.copyfile(PACKAGE_DIR / name, cache_dir / name)
-        command = [
-            npm,
-            "ci",
-            "--ignore-scripts",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-        ]
-        try:
-            done = subprocess.run(
-                command,
-                cwd=cache_dir,
-                capture_output=True,
-                text=True,
-                timeout=_NPM_TIMEOUT_S,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise OpenFnHarnessError(
-                f"`npm ci` in {cache_dir} did not finish within {_NPM_TIMEOUT_S}s"
-            ) from exc
-        if done.returncode != 0:
-            raise OpenFnHarnessError(
-                f"`npm {' '.join(command[1:])}` failed in {cache_dir} (exit {done.returncode}); "
-                f"is the npm registry reachable?\n{_tail(done.stderr or done.stdout)}"
-            )
-        installed = _installed_version(cache_dir)
-        if installed != pinned_version():
-            raise OpenFnHarnessError(
-                f"npm ci finished but node_modules holds @openfn/project {installed!r}, "
-                f"expected {pinned_version()!r}"
-            )
-        (cache_dir / _STAMP).write_text(fingerprint + "\n", encoding="utf-8")
-    return cache_dir
-
-
 def _install_check_script(cache_dir: Path) -> Path:
-    """Copy check.mjs next to node_modules (bare imports resolve from the script's folder)."""
-    source = (PACKAGE_DIR / CHECK_SCRIPT).read_bytes()
-    target = cache_dir / CHECK_SCRIPT
-    if not target.is_file() or target.read_bytes() != source:
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".check-", suffix=".mjs")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(source)
-        os.replace(tmp, target)
-    return target
+    """check.mjs beside node_modules (bare imports resolve from the script's folder)."""
+    install_pinned(PACKAGE_DIR, cache_dir, (CHECK_SCRIPT,))
+    return cache_dir.resolve() / CHECK_SCRIPT
 
 
 def wrap_as_lightning_project(
