@@ -47,6 +47,19 @@ class Branch:
     def steps(self) -> list[Step]:
         return [s for arm in self.arms for s in arm.steps] + self.otherwise
 
+    def js_conditions(self) -> list[Condition]:
+        return [arm.condition for arm in self.arms if arm.condition.type == "js_expression"]
+
+    def rest_condition(self) -> Condition:
+        """When the "otherwise" arm (or, with none, the next step) runs: none of the JS
+        arms; after a failure arm, on success; after a success arm, on failure."""
+        js = self.js_conditions()
+        if js:
+            return none_of(js)
+        if self.arms and all(a.condition.type == "on_job_success" for a in self.arms):
+            return Condition("on_job_failure")
+        return SUCCESS
+
 
 @dataclass
 class Sop:
@@ -112,7 +125,6 @@ def create_call(sop: Sop, view: View) -> Call:
             cursor = [(last, SUCCESS)]
             continue
         cursor = []
-        js = [arm.condition for arm in item.arms if arm.condition.type == "js_expression"]
         for arm in item.arms:
             if arm.stop or not arm.steps:
                 continue
@@ -120,12 +132,9 @@ def create_call(sop: Sop, view: View) -> Call:
             if arm.condition.type != "on_job_failure":
                 cursor.append((end, SUCCESS))
         if item.otherwise:
-            rest = none_of(js) if js else SUCCESS
-            if not js and all(a.condition.type == "on_job_success" for a in item.arms):
-                rest = Condition("on_job_failure")
-            cursor.append((chain([(decision, rest)], item.otherwise), SUCCESS))
-        elif js:
-            cursor.append((decision, none_of(js)))
+            cursor.append((chain([(decision, item.rest_condition())], item.otherwise), SUCCESS))
+        elif item.js_conditions():
+            cursor.append((decision, item.rest_condition()))
         elif not cursor:
             cursor = [(decision, SUCCESS)]
         last = cursor[-1][0] if len(cursor) == 1 else None

@@ -22,7 +22,6 @@ import itertools
 import re
 
 from agents.models.offline.adaptor_words import explicit_adaptors
-from agents.models.offline.conditions import none_of
 from agents.models.offline.grammar import words
 from agents.models.offline.layout import Branch, Sop, Step
 from agents.models.offline.plan import Reply
@@ -108,8 +107,8 @@ def understood(sop: Sop) -> str:
             steps = " → ".join(shown(s) for s in arm.steps) or "(nothing)"
             lines.append(f"   - {arm.condition.words()}: {steps}")
         if item.otherwise:
-            js = [a.condition for a in item.arms if a.condition.type == "js_expression"]
-            word = "otherwise" if js or not item.arms else none_of(js).words()
+            # The same condition the build would put on the edge ("otherwise" for JS arms).
+            word = "otherwise" if item.js_conditions() else item.rest_condition().words()
             lines.append(f"   - {word}: " + " → ".join(shown(s) for s in item.otherwise))
     if sop.trigger:
         kind = sop.trigger.get("type")

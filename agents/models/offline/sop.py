@@ -235,12 +235,11 @@ class _Reader:
             steps.extend(made)
         if not steps:
             return
-        target = self.arm if self.arm is not None else None
-        if target is None:
+        if self.arm is None:
             self._close()
             self.sop.items.extend(steps)
         else:
-            target.extend(steps)
+            self.arm.extend(steps)
         self.last_name = steps[-1].name
         if later:
             for step in _make_steps(later.group("later")):
@@ -333,7 +332,7 @@ def _split_condition(text: str, hint: str | None) -> tuple[Condition | None, str
 
 def _starts_with_verb(text: str) -> bool:
     first = text.split()[0] if text.split() else ""
-    return imperative(first).lower() in VERBS | {"page", "call", "notify"}
+    return imperative(first).lower() in VERBS | {"page"}
 
 
 def _hint(previous_name: str) -> str | None:

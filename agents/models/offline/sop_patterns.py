@@ -34,10 +34,14 @@ EVENT = (
     r"(?:is|are|gets?)\s+(?:uploaded|updated|added|registered|closed|completed|booked|scheduled"
     r"|opened|enrolled|approved|rejected|cancelled|canceled|signed)|registers|signs\s+up|enrolls"
 )
+# A record arriving: "arrives", "comes in", "is submitted", and the events above.
+ARRIVES = (
+    r"arrives?|comes?\s+in|is\s+received|is\s+submitted|is\s+created|gets?\s+created"
+    rf"|is\s+posted|lands?|{EVENT}"
+)
 WEBHOOK = re.compile(
     r"^(?:(?:when|whenever|once|each\s+time|every\s+time)\s+(?:(?:we|i)\s+(?:receive|get)\b.*"
-    r"|.*\b(?:arrives?|comes?\s+in|is\s+received|are\s+received|is\s+submitted|are\s+submitted"
-    rf"|is\s+created|gets?\s+created|is\s+posted|lands?|is\s+sent\s+to\s+us|{EVENT})\b.*)"
+    rf"|.*\b(?:{ARRIVES}|are\s+received|are\s+submitted|is\s+sent\s+to\s+us)\b.*)"
     r"|.*\b(?:triggered\s+by|on|via|from|with|using|by)\s+(?:an?\s+)?webhook\b.*"
     r"|(?:it\s+)?(?:runs?\s+)?(?:on\s+)?(?:a\s+)?webhook(?:\s+trigger)?)$",
     re.I,
@@ -50,8 +54,7 @@ RUN_IT = re.compile(
 )
 ARRIVAL = re.compile(
     r"^(?:when|whenever|once|each\s+time|every\s+time)\s+(?:an?\s+|the\s+|each\s+)?(?:new\s+)?"
-    r"(?P<noun>[\w-]+(?:\s+[\w-]+)?)\s+(?:arrives?|comes?\s+in|is\s+received|is\s+submitted"
-    rf"|is\s+created|gets?\s+created|is\s+posted|lands?|{EVENT})\b",
+    rf"(?P<noun>[\w-]+(?:\s+[\w-]+)?)\s+(?:{ARRIVES})\b",
     re.I,
 )
 # Where the thing arrived: "in CommCare", "from ODK Central".

@@ -109,3 +109,18 @@ def test_an_add_with_a_fragment_name_changes_nothing() -> None:
     outcome = run_turn(doc, "add a step to check whether the value is is high after check coverage")
     assert outcome.doc.to_yaml() == before
     assert 'repeats "is"' in outcome.final_text and "changed nothing" in outcome.final_text
+
+
+def test_the_plan_shown_names_the_otherwise_arm_as_the_build_would() -> None:
+    """After a failure arm, "otherwise" is the success path: the plan says so."""
+    from agents.models.offline.conditions import FAILURE
+    from agents.models.offline.layout import Arm, Branch
+
+    branch = Branch(
+        [Arm(FAILURE, [Step("Alert lab team", "twilio")])], [Step("Store it", "common")]
+    )
+    sop = Sop(items=[Step("Parse lab result", "common"), branch], unplaced=["and so on"])
+    reply = check_build(sop, "parse it, if it fails alert the lab team, otherwise store it")
+    assert reply is not None
+    assert "   - on failure: Alert lab team (twilio)" in reply.text
+    assert "   - on success: Store it" in reply.text
