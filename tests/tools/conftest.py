@@ -1,10 +1,11 @@
-"""Fixtures shared by the tool tests: a deterministic tool context and a wired chain."""
+"""Fixtures shared by the tool tests: a deterministic tool context, the referral document
+(files about loose steps override ``doc``) and a wired chain."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.tools.helpers import make_context, ok
+from tests.tools.helpers import make_context, ok, referral_doc
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
 
@@ -12,6 +13,12 @@ from tools.document import WorkflowDocument
 @pytest.fixture
 def ctx() -> ToolContext:
     return make_context()
+
+
+@pytest.fixture
+def doc(ctx: ToolContext) -> WorkflowDocument:
+    """webhook -> fetch-referrals -> check-coverage -> notify-team (see ``referral_doc``)."""
+    return referral_doc(ctx)
 
 
 @pytest.fixture

@@ -15,15 +15,9 @@ from tests.tools.helpers import (
     job,
     make_context,
     ok,
-    referral_doc,
 )
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
-
-
-@pytest.fixture
-def doc(ctx: ToolContext) -> WorkflowDocument:
-    return referral_doc(ctx)
 
 
 def add_one(doc: WorkflowDocument, ctx: ToolContext, **spec: Any) -> Any:

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
-from tests.tools.helpers import fails, job, ok, referral_doc, yaml_block
+from tests.tools.helpers import fails, job, ok, yaml_block
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
 from tools.document.redaction import redact, render_structure
-
-
-@pytest.fixture
-def doc(ctx: ToolContext) -> WorkflowDocument:
-    return referral_doc(ctx)
 
 
 def test_set_credential_writes_only_that_field(ctx: ToolContext, doc: WorkflowDocument) -> None:

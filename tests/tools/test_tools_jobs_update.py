@@ -27,12 +27,6 @@ from tests.tools.helpers import (
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
 
-
-@pytest.fixture
-def doc(ctx: ToolContext) -> WorkflowDocument:
-    return referral_doc(ctx)
-
-
 # =========================================================================== update_jobs
 
 

@@ -23,11 +23,6 @@ from tools.registry import MUTATING_TOOLS, TOOLS, tool_definitions
 READ_TOOLS = {"inspect_job_code", "search_documentation"}
 
 
-@pytest.fixture
-def doc(ctx: ToolContext) -> WorkflowDocument:
-    return referral_doc(ctx)
-
-
 # =========================================================================== inspect_job_code
 
 

@@ -20,18 +20,11 @@ from tests.tools.helpers import (
     loose_jobs_doc,
     make_context,
     ok,
-    referral_doc,
     trigger,
     yaml_block,
 )
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
-
-
-@pytest.fixture
-def doc(ctx: ToolContext) -> WorkflowDocument:
-    return referral_doc(ctx)
-
 
 JOBS = [
     {"name": "Fetch referrals", "adaptor": "http"},
