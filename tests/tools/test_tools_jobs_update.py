@@ -40,24 +40,17 @@ def test_rename_display_name(ctx: ToolContext, doc: WorkflowDocument) -> None:
     assert edge_pairs(doc) == edge_pairs(referral_doc(make_context()))
 
 
-def test_rename_to_another_steps_name_is_an_error(ctx: ToolContext, doc: WorkflowDocument) -> None:
-    fails(
-        doc,
-        "update_jobs",
-        {"jobs": [{"key": "check-coverage", "name": "notify TEAM"}]},
-        ctx,
-        "duplicate_job_name",
-    )
-
-
-def test_rename_too_long(ctx: ToolContext, doc: WorkflowDocument) -> None:
-    fails(
-        doc,
-        "update_jobs",
-        {"jobs": [{"key": "notify-team", "name": "x" * 150}]},
-        ctx,
-        "name_too_long",
-    )
+@pytest.mark.parametrize(
+    ("key", "name", "code"),
+    [
+        ("check-coverage", "notify TEAM", "duplicate_job_name"),  # another step's name
+        ("notify-team", "x" * 150, "name_too_long"),
+    ],
+)
+def test_rename_errors(
+    ctx: ToolContext, doc: WorkflowDocument, key: str, name: str, code: str
+) -> None:
+    fails(doc, "update_jobs", {"jobs": [{"key": key, "name": name}]}, ctx, code)
 
 
 @pytest.fixture
@@ -98,21 +91,13 @@ def test_adaptor_change_with_version_or_other_package(
     assert changes(result) == [("updated", "job", "fetch")]
 
 
-def test_update_adaptor_errors(ctx: ToolContext, pinned: WorkflowDocument) -> None:
-    fails(
-        pinned,
-        "update_jobs",
-        {"jobs": [{"key": "fetch", "adaptor": "htp"}]},
-        ctx,
-        "unknown_adaptor",
-    )
-    fails(
-        pinned,
-        "update_jobs",
-        {"jobs": [{"key": "fetch", "adaptor": "http@7"}]},
-        ctx,
-        "invalid_adaptor_version",
-    )
+@pytest.mark.parametrize(
+    ("adaptor", "code"), [("htp", "unknown_adaptor"), ("http@7", "invalid_adaptor_version")]
+)
+def test_update_adaptor_errors(
+    ctx: ToolContext, pinned: WorkflowDocument, adaptor: str, code: str
+) -> None:
+    fails(pinned, "update_jobs", {"jobs": [{"key": "fetch", "adaptor": adaptor}]}, ctx, code)
 
 
 def test_new_key_cascades_to_edges(ctx: ToolContext, doc: WorkflowDocument) -> None:
