@@ -172,15 +172,7 @@ DOCUMENTS: list[tuple[str, str]] = [
 
 def _built_by_tools() -> list[tuple[str, str]]:
     """Documents produced by Planwright's own edit tools, the ones users really get."""
-    from tools.document import WorkflowDocument
-    from tools.registry import run_tool
-
-    def build(calls: list[tuple[str, dict[str, Any]]]) -> str:
-        doc = WorkflowDocument.new()
-        for name, args in calls:
-            result = run_tool(doc, name, args)
-            assert result.ok, result.text
-        return doc.to_yaml()
+    from tests.tools.helpers import build, make_context
 
     sop = build(
         [
@@ -230,9 +222,10 @@ def _built_by_tools() -> list[tuple[str, str]]:
                 },
             ),
             ("set_trigger", {"type": "cron", "cron_expression": "30 7 * * 1-5", "enabled": True}),
-        ]
+        ],
+        make_context(),
     )
-    return [("tools-built-sop", sop)]
+    return [("tools-built-sop", sop.to_yaml())]
 
 
 def documents_under_test() -> list[tuple[str, str]]:
