@@ -21,7 +21,15 @@ from typing import Any
 
 from tools.document import WorkflowDocument
 from tools.document.openfn.building import DocumentBuilder
-from tools.document.openfn.fields import bad, extras, flag, mapping, text
+from tools.document.openfn.fields import (
+    TRIGGER_SETTINGS,
+    bad,
+    extras,
+    flag,
+    mapping,
+    text,
+    trigger_settings,
+)
 from tools.document.yaml_io import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
 from tools.errors import DocumentError
 
@@ -34,9 +42,8 @@ _CONDITIONS = {
 }
 _JOB_FIELDS = {"id", "name", "adaptor", "adaptors", "expression", "configuration", "next"}
 _JOB_FIELDS |= {"openfn"}
-_TRIGGER_SETTINGS = ("cron_expression", "webhook_reply", "webhook_response_config", "custom_path")
 _TRIGGER_FIELDS = {"id", "type", "enabled", "next", "openfn", "cron_cursor_job"}
-_TRIGGER_FIELDS |= {"cron_cursor_job_id", *_TRIGGER_SETTINGS}
+_TRIGGER_FIELDS |= {"cron_cursor_job_id", *TRIGGER_SETTINGS}
 
 
 def from_cli_json(
@@ -96,16 +103,14 @@ def _add_step(builder: DocumentBuilder, step: Mapping[str, Any], where: str, ind
     step_id = text(step, "id", where)
     if step.get("type") is not None:
         trigger_type = text(step, "type", where) or ""
-        for name in ("cron_expression", "custom_path"):
-            text(step, name, where)
+        settings, cursor = trigger_settings(step, where)
         return builder.add_trigger(
             step_id or trigger_type,
             where,
             type=trigger_type,
             enabled=flag(step, "enabled", where, default=False),
-            settings={name: step.get(name) for name in _TRIGGER_SETTINGS},
-            cursor_job=text(step, "cron_cursor_job", where)
-            or text(step, "cron_cursor_job_id", where),
+            settings=settings,
+            cursor_job=cursor,
             given_id=_given_id(step),
             extra=extras(step, _TRIGGER_FIELDS),
         )

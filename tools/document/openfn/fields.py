@@ -46,6 +46,19 @@ def flag(node: Mapping[str, Any], name: str, field: str, *, default: bool) -> bo
     return value
 
 
+TRIGGER_SETTINGS = ("cron_expression", "webhook_reply", "webhook_response_config", "custom_path")
+"""A trigger's settings, the same fields in a project.yaml trigger and a workflow.json step."""
+
+
+def trigger_settings(node: Mapping[str, Any], field: str) -> tuple[dict[str, Any], str | None]:
+    """A trigger's :data:`TRIGGER_SETTINGS` as given (``cron_expression`` and ``custom_path``
+    must be strings) and its cron cursor job (``cron_cursor_job``, else ``cron_cursor_job_id``)."""
+    for name in ("cron_expression", "custom_path"):
+        text(node, name, field)
+    cursor = text(node, "cron_cursor_job", field) or text(node, "cron_cursor_job_id", field)
+    return {name: node.get(name) for name in TRIGGER_SETTINGS}, cursor
+
+
 def extras(node: Mapping[str, Any], known: set[str]) -> dict[str, Any]:
     """Fields Planwright does not read, kept as they came (unset ones dropped)."""
     return {k: v for k, v in node.items() if k not in known and v is not None}

@@ -19,11 +19,18 @@ from typing import Any
 
 from tools.document import WorkflowDocument
 from tools.document.openfn.building import DocumentBuilder
-from tools.document.openfn.fields import bad, extras, flag, mapping, text
+from tools.document.openfn.fields import (
+    TRIGGER_SETTINGS,
+    bad,
+    extras,
+    flag,
+    mapping,
+    text,
+    trigger_settings,
+)
 from tools.document.yaml_io import DEFAULT_MAX_BYTES, load_yaml
 
 _JOB_FIELDS = {"id", "name", "adaptor", "body", "credential"}
-_TRIGGER_SETTINGS = ("cron_expression", "webhook_reply", "webhook_response_config", "custom_path")
 _TRIGGER_FIELDS = {"id", "type", "enabled", "cron_cursor_job", "cron_cursor_job_id"}
 _EDGE_FIELDS = {
     "id",
@@ -84,12 +91,7 @@ def _workflow(
     for trigger_key, value in triggers.items():
         where = f"{field}.triggers.{trigger_key}"
         trigger = mapping(value, where)
-        settings = {name: trigger.get(name) for name in _TRIGGER_SETTINGS}
-        for name in ("cron_expression", "custom_path"):
-            text(trigger, name, where)
-        cursor = text(trigger, "cron_cursor_job", where) or text(
-            trigger, "cron_cursor_job_id", where
-        )
+        settings, cursor = trigger_settings(trigger, where)
         builder.add_trigger(
             trigger_key,
             where,
@@ -98,7 +100,7 @@ def _workflow(
             settings=settings,
             cursor_job=cursor,
             given_id=text(trigger, "id", where),
-            extra=extras(trigger, _TRIGGER_FIELDS | set(_TRIGGER_SETTINGS)),
+            extra=extras(trigger, _TRIGGER_FIELDS | set(TRIGGER_SETTINGS)),
         )
     edges = mapping(node.get("edges"), f"{field}.edges", optional=True)
     for edge_name, value in edges.items():
