@@ -11,13 +11,6 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal, TypedDict
 
 
-def add_usage(left: dict[str, int] | None, right: dict[str, int] | None) -> dict[str, int]:
-    total = dict(left or {})
-    for key, value in (right or {}).items():
-        total[key] = total.get(key, 0) + value
-    return total
-
-
 def merge_code_results(
     left: list[dict[str, Any]] | None, right: list[dict[str, Any]] | None
 ) -> list[dict[str, Any]]:
@@ -71,8 +64,6 @@ class TurnState(TurnInput, total=False):
     """Tool calls spent this turn, against ``AgentConfig.max_tool_calls``."""
     tool_rounds: int
     """Planner rounds that ran tools."""
-    usage: Annotated[dict[str, int], add_usage]
-    """Token counts of every model call of the turn, summed."""
     changes: list[dict[str, str]]
     """Every change committed this turn, in order."""
     final_text: str

@@ -63,7 +63,6 @@ async def job_code_node(task: CodeTask, runtime: Runtime[TurnRuntime]) -> dict[s
         "code_results": [
             {"tool_use_id": task["tool_use_id"], "tool": task["tool"], **result.as_dict()}
         ],
-        "usage": result.usage,
     }
 
 
@@ -130,6 +129,5 @@ async def direct_code_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> d
         "yaml": yaml,
         "version": version,
         "changes": changes,
-        "usage": result.usage,
         "final_text": text or "I made no change to the code.",
     }

@@ -11,7 +11,7 @@ key. A step that no longer exists is an error result, not an exception.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -40,7 +40,6 @@ class CodeResult:
     body: str | None = None
     text: str = ""
     error: str | None = None
-    usage: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -48,7 +47,6 @@ class CodeResult:
             "body": self.body,
             "text": self.text,
             "error": self.error,
-            "usage": self.usage,
         }
 
 
@@ -151,8 +149,6 @@ async def run_code_agent(
                 prompt_hash=system.hash,
             )
         )
-        for key, value in response.usage.as_dict().items():
-            result.usage[key] = result.usage.get(key, 0) + value
         result.text = response.text.strip()
         uses = response.tool_uses
         if response.stop_reason == "max_tokens" and uses:

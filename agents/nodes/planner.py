@@ -104,25 +104,20 @@ async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
         prompt_version=prompt.version,
         prompt_hash=prompt.hash,
     )
-    response, usage = await ask_planner(rt, request, on_text)
+    response = await ask_planner(rt, request, on_text)
     pending = [] if budget_spent else response.tool_uses
-    update: dict[str, Any] = {"usage": response_usage(usage.as_dict())}
     final = stop_text(response, budget_spent=budget_spent, changed=bool(state.get("changes")))
     if final is not None:
         # Nothing of a cut-off or refused reply runs; keep only its text in the conversation.
         text_only = [b for b in response.content if b.get("type") == "text" and b.get("text")]
         if text_only:
             messages.append({"role": "assistant", "content": text_only})
-        return {**update, "messages": messages, "pending": [], "final_text": final}
+        return {"messages": messages, "pending": [], "final_text": final}
     messages.append({"role": "assistant", "content": response.content})
-    update.update(messages=messages, pending=pending)
+    update: dict[str, Any] = {"messages": messages, "pending": pending}
     if not pending:
         text = response.text.strip()
         if not text and budget_spent:
             text = "I reached the limit of changes for one turn; ask me to continue."
         update["final_text"] = text
     return update
-
-
-def response_usage(usage: dict[str, int]) -> dict[str, int]:
-    return {k: v for k, v in usage.items() if v}

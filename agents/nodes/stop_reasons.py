@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agents.models.base import ModelRequest, ModelResponse, TextSink, Usage
+from agents.models.base import ModelRequest, ModelResponse, TextSink
 from agents.runtime import TurnRuntime
 
 CUT_OFF_CALL = (
@@ -36,13 +36,12 @@ def _cut_call(response: ModelResponse) -> bool:
     return response.stop_reason == "max_tokens" and bool(response.tool_uses)
 
 
-async def ask_planner(
-    rt: TurnRuntime, request: ModelRequest, on_text: TextSink
-) -> tuple[ModelResponse, Usage]:
+async def ask_planner(rt: TurnRuntime, request: ModelRequest, on_text: TextSink) -> ModelResponse:
     """The planner's reply, asked once more with more room if a tool call was cut off.
 
     The retry streams its text only if the first attempt streamed none, so the
-    user never sees the same words twice. Returns the usage of both calls.
+    user never sees the same words twice. (Each call's usage
+    is recorded by ``rt.model``.)
     """
     streamed = False
 
@@ -53,13 +52,11 @@ async def ask_planner(
 
     model = rt.model("planner")
     response = await model.create(request, on_text=sink)
-    usage = response.usage
     room = rt.config.max_tokens_retry
     if _cut_call(response) and room > request.max_tokens:
         retry = replace(request, max_tokens=room)
         response = await model.create(retry, on_text=None if streamed else on_text)
-        usage = usage + response.usage
-    return response, usage
+    return response
 
 
 def stop_text(response: ModelResponse, *, budget_spent: bool, changed: bool) -> str | None:
