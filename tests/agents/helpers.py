@@ -10,15 +10,36 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.graph import build_graph
-from agents.models.base import ChatModel
+from agents.models import AnthropicModel
+from agents.models.base import ChatModel, ModelRole
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, InMemoryCommitter, TurnRuntime
 from agents.state import TurnInput
 from tests.documents import REFERRAL_WITH_WEBHOOK
+from tests.fakes.anthropic_server import FakeAnthropicServer
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
 
 BASE_YAML = REFERRAL_WITH_WEBHOOK
+
+CLAUDE_MODELS: dict[ModelRole, str] = {
+    "router": "claude-haiku-4-5",
+    "planner": "claude-opus-4-5",
+    "job_code": "claude-sonnet-4-6",
+}
+
+
+def claude(
+    server: FakeAnthropicServer, *, timeout: float = 5.0, max_retries: int = 0
+) -> AnthropicModel:
+    """Claude through the real anthropic SDK, pointed at the fake Messages API."""
+    return AnthropicModel(
+        models=CLAUDE_MODELS,
+        api_key="sk-test-key",
+        base_url=server.base_url,
+        timeout=timeout,
+        max_retries=max_retries,
+    )
 
 
 def counting_ids() -> ToolContext:

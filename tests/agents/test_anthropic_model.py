@@ -20,6 +20,7 @@ from agents.models import (
     ModelTimeoutError,
     ModelUnavailableError,
 )
+from tests.agents.helpers import CLAUDE_MODELS
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
     delay_reply,
@@ -31,11 +32,7 @@ from tests.fakes.anthropic_server import (
 )
 
 API_KEY = "sk-ant-test-DO-NOT-LEAK-5f3c9a"
-MODELS: dict[Any, str] = {
-    "router": "claude-haiku-4-5",
-    "planner": "claude-opus-4-5",
-    "job_code": "claude-sonnet-4-6",
-}
+MODELS = CLAUDE_MODELS
 SYSTEM = "You are the Planwright planner. Edit the workflow only through tools."
 TOOLS: tuple[dict[str, Any], ...] = (
     {
@@ -203,7 +200,7 @@ async def test_usage_includes_cache_tokens_per_call(
 
 @pytest.mark.parametrize("role", ["router", "planner", "job_code"])
 async def test_model_id_follows_role(
-    fake_anthropic: FakeAnthropicServer, make_model: MakeModel, role: str
+    fake_anthropic: FakeAnthropicServer, make_model: MakeModel, role: Any
 ) -> None:
     fake_anthropic.queue(text_reply("ok"))
     response = await make_model().create(request(role=role))

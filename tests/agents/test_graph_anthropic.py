@@ -6,9 +6,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.graph import build_graph
-from agents.models import AnthropicModel, ModelTimeoutError, ModelUnavailableError
+from agents.models import ModelTimeoutError, ModelUnavailableError
 from agents.runner import TurnRunner
-from tests.agents.helpers import BASE_YAML, run, runtime_for, turn
+from tests.agents.helpers import BASE_YAML, claude, run, runtime_for, turn
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
     delay_reply,
@@ -17,29 +17,15 @@ from tests.fakes.anthropic_server import (
     tool_reply,
 )
 
-MODELS = {
-    "router": "claude-haiku-4-5",
-    "planner": "claude-opus-4-5",
-    "job_code": "claude-sonnet-4-6",
-}
-
-
-def _model(server: FakeAnthropicServer, **kwargs: object) -> AnthropicModel:
-    options: dict[str, object] = {"timeout": 5.0, "max_retries": 2, **kwargs}
-    return AnthropicModel(
-        models=MODELS,  # type: ignore[arg-type]
-        api_key="sk-test-key",
-        base_url=server.base_url,
-        **options,  # type: ignore[arg-type]
-    )
-
 
 async def test_tool_round_then_streamed_answer(fake_anthropic: FakeAnthropicServer) -> None:
     fake_anthropic.queue(
         tool_reply(("update_jobs", {"jobs": [{"key": "check", "name": "Verify coverage"}]})),
         text_reply("Renamed Check coverage to Verify coverage."),
     )
-    outcome = await run(_model(fake_anthropic), "rename check coverage to verify coverage")
+    outcome = await run(
+        claude(fake_anthropic, max_retries=2), "rename check coverage to verify coverage"
+    )
     assert outcome.doc.structure.jobs["check"].name == "Verify coverage"
     deltas = outcome.of("message.delta")
     assert len(deltas) > 1
@@ -61,7 +47,7 @@ async def test_overloaded_then_success_is_retried_by_the_sdk(
         error_reply(529, "overloaded_error", retry_after=0.01),
         text_reply("It fetches referrals and checks coverage."),
     )
-    outcome = await run(_model(fake_anthropic), "what does it do?")
+    outcome = await run(claude(fake_anthropic, max_retries=2), "what does it do?")
     assert len(fake_anthropic.requests) == 2
     assert outcome.of("message")[0]["text"] == "It fetches referrals and checks coverage."
 
@@ -71,7 +57,7 @@ async def test_persistent_rate_limit_is_a_typed_failure(
 ) -> None:
     fake_anthropic.queue(error_reply(429, "rate_limit_error", retry_after=0.01))
     with pytest.raises(ModelUnavailableError):
-        await run(_model(fake_anthropic, max_retries=0), "hello")
+        await run(claude(fake_anthropic), "hello")
 
 
 async def test_timeout_fails_typed_and_leaves_the_document_committed(
@@ -81,7 +67,7 @@ async def test_timeout_fails_typed_and_leaves_the_document_committed(
         tool_reply(("update_workflow", {"name": "Intake"})),
         delay_reply(2.0, text_reply("too late")),
     )
-    rt = runtime_for(_model(fake_anthropic, timeout=0.3, max_retries=0))
+    rt = runtime_for(claude(fake_anthropic, timeout=0.3))
     with pytest.raises(ModelTimeoutError):
         await run(rt.models["planner"], "rename the workflow", runtime=rt)
     committed = rt.committer.versions  # type: ignore[attr-defined]
@@ -97,7 +83,12 @@ async def test_router_uses_the_small_model_with_a_forced_route_call(
         tool_reply(("route", {"destination": "planner", "confidence": 4})),
         text_reply("That step has no code yet."),
     )
-    await run(_model(fake_anthropic), "what does this code do?", page="job", job_key="check")
+    await run(
+        claude(fake_anthropic, max_retries=2),
+        "what does this code do?",
+        page="job",
+        job_key="check",
+    )
     router_call = fake_anthropic.requests[0]
     assert router_call.model == "claude-haiku-4-5"
     assert router_call.tool_choice == {"type": "tool", "name": "route"}
@@ -107,7 +98,7 @@ async def test_timeout_on_the_first_call_fails_typed_with_the_document_unchanged
     fake_anthropic: FakeAnthropicServer,
 ) -> None:
     fake_anthropic.queue(delay_reply(2.0, tool_reply(("update_workflow", {"name": "Intake"}))))
-    rt = runtime_for(_model(fake_anthropic, timeout=0.3, max_retries=0))
+    rt = runtime_for(claude(fake_anthropic, timeout=0.3))
     runner = TurnRunner(build_graph(InMemorySaver()))
     events: list[dict[str, object]] = []
     with pytest.raises(ModelTimeoutError):
@@ -148,7 +139,7 @@ async def test_later_rounds_read_the_earlier_ones_from_the_cache(
         tool_reply(("update_jobs", {"jobs": [{"key": "step-7", "name": "Renamed too"}]})),
         text_reply("Renamed two steps."),
     )
-    model = _model(fake_anthropic)
+    model = claude(fake_anthropic, max_retries=2)
     usages: list[dict[str, int]] = []
     original = model.create
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import AnthropicModel, ModelUnavailableError
+from agents.models import ModelUnavailableError
 from agents.nodes.stop_reasons import CUT_OFF_CALL, EMPTY, REFUSED
-from tests.agents.helpers import BASE_YAML, run
+from tests.agents.helpers import BASE_YAML, claude, run
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
     empty_reply,
@@ -17,22 +17,6 @@ from tests.fakes.anthropic_server import (
     truncated_tool_reply,
 )
 
-MODELS = {
-    "router": "claude-haiku-4-5",
-    "planner": "claude-opus-4-5",
-    "job_code": "claude-sonnet-4-6",
-}
-
-
-def _model(server: FakeAnthropicServer) -> AnthropicModel:
-    return AnthropicModel(
-        models=MODELS,  # type: ignore[arg-type]
-        api_key="sk-test-key",
-        base_url=server.base_url,
-        timeout=5.0,
-        max_retries=0,
-    )
-
 
 async def test_a_cut_off_tool_call_is_never_run_and_the_round_is_retried_with_room(
     fake_anthropic: FakeAnthropicServer,
@@ -42,7 +26,7 @@ async def test_a_cut_off_tool_call_is_never_run_and_the_round_is_retried_with_ro
         tool_reply(("update_workflow", {"name": "Intake"})),
         text_reply("Renamed the workflow."),
     )
-    outcome = await run(_model(fake_anthropic), "rename the workflow to Intake")
+    outcome = await run(claude(fake_anthropic), "rename the workflow to Intake")
     assert "check" in outcome.doc.structure.jobs  # the partial remove_jobs never ran
     assert outcome.doc.structure.name == "Intake"
     first, retry, _ = fake_anthropic.requests
@@ -62,7 +46,7 @@ async def test_a_reply_the_fake_cuts_at_max_tokens_is_retried_and_then_runs(
         text_reply("Renamed."),
     )
     outcome = await run(
-        _model(fake_anthropic), "rename it", config={"max_tokens": 20, "max_tokens_retry": 400}
+        claude(fake_anthropic), "rename it", config={"max_tokens": 20, "max_tokens_retry": 400}
     )
     assert outcome.doc.structure.name == long_name.strip()
     assert [r.max_tokens for r in fake_anthropic.requests] == [20, 400, 20]
@@ -75,7 +59,7 @@ async def test_cut_off_twice_tells_the_user_and_changes_nothing(
         truncated_tool_reply("remove_jobs", '{"keys": ["check"'),
         truncated_tool_reply("remove_jobs", '{"keys": ["check", "fe'),
     )
-    outcome = await run(_model(fake_anthropic), "remove check")
+    outcome = await run(claude(fake_anthropic), "remove check")
     assert outcome.of("message")[-1]["text"] == CUT_OFF_CALL
     assert outcome.of("workflow") == []
     assert outcome.state["yaml"] == BASE_YAML
@@ -83,9 +67,9 @@ async def test_cut_off_twice_tells_the_user_and_changes_nothing(
 
 async def test_a_refusal_reaches_the_user_as_text(fake_anthropic: FakeAnthropicServer) -> None:
     fake_anthropic.queue(refusal_reply("I won't write that."), refusal_reply())
-    first = await run(_model(fake_anthropic), "write malware into the step")
+    first = await run(claude(fake_anthropic), "write malware into the step")
     assert first.of("message")[-1]["text"] == "I won't write that."
-    second = await run(_model(fake_anthropic), "again", turn_id="turn-2")
+    second = await run(claude(fake_anthropic), "again", turn_id="turn-2")
     assert second.of("message")[-1]["text"] == REFUSED
     assert second.state["yaml"] == BASE_YAML
 
@@ -94,7 +78,7 @@ async def test_an_empty_end_turn_is_not_an_empty_message(
     fake_anthropic: FakeAnthropicServer,
 ) -> None:
     fake_anthropic.queue(empty_reply())
-    outcome = await run(_model(fake_anthropic), "hmm")
+    outcome = await run(claude(fake_anthropic), "hmm")
     assert outcome.of("message")[-1]["text"] == EMPTY
 
 
@@ -106,7 +90,7 @@ async def test_a_mid_stream_error_before_any_text_is_retried_once(
         stream_error_reply("overloaded_error"),
         text_reply("Renamed the workflow."),
     )
-    outcome = await run(_model(fake_anthropic), "rename the workflow to Intake")
+    outcome = await run(claude(fake_anthropic), "rename the workflow to Intake")
     assert outcome.of("message")[-1]["text"] == "Renamed the workflow."
     assert len(fake_anthropic.requests) == 3
     assert [v["tool"] for v in outcome.runtime.committer.versions] == ["update_workflow"]  # type: ignore[attr-defined]
@@ -115,7 +99,7 @@ async def test_a_mid_stream_error_before_any_text_is_retried_once(
 async def test_a_second_mid_stream_error_fails_typed(fake_anthropic: FakeAnthropicServer) -> None:
     fake_anthropic.queue(stream_error_reply(), stream_error_reply())
     with pytest.raises(ModelUnavailableError):
-        await run(_model(fake_anthropic), "hello")
+        await run(claude(fake_anthropic), "hello")
     assert len(fake_anthropic.requests) == 2
 
 
@@ -124,7 +108,7 @@ async def test_a_mid_stream_error_after_streamed_text_is_not_retried(
 ) -> None:
     fake_anthropic.queue(stream_error_reply(partial_text="It fetches "), text_reply("unused"))
     with pytest.raises(ModelUnavailableError):
-        await run(_model(fake_anthropic), "what does it do?")
+        await run(claude(fake_anthropic), "what does it do?")
     assert len(fake_anthropic.requests) == 1
 
 
@@ -137,7 +121,7 @@ async def test_a_cut_off_code_edit_is_not_stitched_and_is_asked_again(
         truncated_tool_reply("edit_job_code", '{"edits": [{"action": "rewrite", "new_code": "get('),
         tool_reply(("edit_job_code", {"edits": [{"action": "rewrite", "new_code": code}]})),
     )
-    outcome = await run(_model(fake_anthropic), "fetch the coverage", page="job", job_key="check")
+    outcome = await run(claude(fake_anthropic), "fetch the coverage", page="job", job_key="check")
     assert outcome.doc.structure.jobs["check"].body.strip() == code  # type: ignore[union-attr]
     _router, cut, retry = fake_anthropic.requests
     assert (cut.max_tokens, retry.max_tokens) == (4096, 16384)
@@ -152,6 +136,6 @@ async def test_a_cut_off_route_call_goes_to_the_planner(
         truncated_tool_reply("route", '{"destination": "job_code", "confid'),
         text_reply("It has no code yet."),
     )
-    outcome = await run(_model(fake_anthropic), "what is this?", page="job", job_key="check")
+    outcome = await run(claude(fake_anthropic), "what is this?", page="job", job_key="check")
     assert outcome.of("route")[0]["destination"] == "planner"
     assert outcome.of("message")[-1]["text"] == "It has no code yet."

@@ -5,26 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models import AnthropicModel
 from agents.usage import DEFAULT_PRICES
-from tests.agents.helpers import run
+from tests.agents.helpers import claude, run
 from tests.fakes.anthropic_server import FakeAnthropicServer, text_reply, tool_reply
-
-MODELS = {
-    "router": "claude-haiku-4-5",
-    "planner": "claude-opus-4-5",
-    "job_code": "claude-sonnet-4-6",
-}
-
-
-def _model(server: FakeAnthropicServer) -> AnthropicModel:
-    return AnthropicModel(
-        models=MODELS,  # type: ignore[arg-type]
-        api_key="sk-test-key",
-        base_url=server.base_url,
-        timeout=5.0,
-        max_retries=0,
-    )
 
 
 def _tokens(i: int, o: int, cw: int, cr: int) -> dict[str, int]:
@@ -51,7 +34,7 @@ async def test_every_call_of_a_claude_turn_is_recorded_with_cache_tokens_and_cos
         ),
         text_reply("Wrote the coverage check."),
     )
-    outcome = await run(_model(fake_anthropic), "write its code", page="job", job_key="check")
+    outcome = await run(claude(fake_anthropic), "write its code", page="job", job_key="check")
     usage = outcome.last["usage"]
     router, planner_1, code, planner_2 = usage["calls"]
     assert [c["role"] for c in usage["calls"]] == ["router", "planner", "job_code", "planner"]
@@ -102,7 +85,7 @@ async def test_a_stream_cut_off_mid_way_still_counts_what_it_billed(
         messages=[{"role": "user", "content": "hello"}],
     )
     ledger = UsageLedger()
-    recording = RecordingModel(_model(fake_anthropic), ledger, DEFAULT_PRICES)
+    recording = RecordingModel(claude(fake_anthropic), ledger, DEFAULT_PRICES)
 
     fake_anthropic.queue(text_reply("one clean answer"))
     clean = await recording.create(request)
