@@ -11,17 +11,7 @@ from app.settings import Settings
 
 
 def model_config(settings: Settings) -> ModelConfig:
-    return ModelConfig(
-        api_key=settings.anthropic_api_key,
-        base_url=settings.anthropic_base_url,
-        model_ids={
-            "router": settings.router_model,
-            "planner": settings.planner_model,
-            "job_code": settings.job_code_model,
-        },
-        timeout_s=settings.model_timeout_s,
-        max_retries=settings.model_max_retries,
-    )
+    return ModelConfig.from_settings(settings)
 
 
 def build_models(settings: Settings) -> Mapping[ModelRole, ChatModel]:

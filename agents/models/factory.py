@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -38,20 +39,43 @@ class ModelConfig:
         return self.api_key is not None and bool(self.api_key.get_secret_value())
 
     @classmethod
+    def from_settings(cls, settings: ModelSettings) -> ModelConfig:
+        """From settings that name the model variables as the service's settings do."""
+        return cls(
+            api_key=settings.anthropic_api_key,
+            base_url=settings.anthropic_base_url,
+            model_ids={
+                "router": settings.router_model,
+                "planner": settings.planner_model,
+                "job_code": settings.job_code_model,
+            },
+            timeout_s=settings.model_timeout_s,
+            max_retries=settings.model_max_retries,
+        )
+
+    @classmethod
     def from_env(cls) -> ModelConfig:
         """From the environment (and ``.env``), named as the service's settings name them."""
-        env = _ModelEnv()
-        return cls(
-            api_key=env.anthropic_api_key,
-            base_url=env.anthropic_base_url,
-            model_ids={
-                "router": env.router_model,
-                "planner": env.planner_model,
-                "job_code": env.job_code_model,
-            },
-            timeout_s=env.model_timeout_s,
-            max_retries=env.model_max_retries,
-        )
+        return cls.from_settings(_ModelEnv())
+
+
+class ModelSettings(Protocol):
+    """The model fields of a settings object (the service's, or :class:`_ModelEnv`)."""
+
+    @property
+    def anthropic_api_key(self) -> SecretStr | None: ...
+    @property
+    def anthropic_base_url(self) -> str | None: ...
+    @property
+    def router_model(self) -> str: ...
+    @property
+    def planner_model(self) -> str: ...
+    @property
+    def job_code_model(self) -> str: ...
+    @property
+    def model_timeout_s(self) -> float: ...
+    @property
+    def model_max_retries(self) -> int: ...
 
 
 def build_models(config: ModelConfig) -> dict[ModelRole, ChatModel]:
