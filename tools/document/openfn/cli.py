@@ -10,8 +10,9 @@ a file with ``steps``)::
        {"id": "check-coverage", "name": "Check coverage",
         "adaptors": ["@openfn/language-fhir@latest"],
         "expression": "get('Coverage');", "configuration": "my-fhir-credential",
-        "next": {"notify": {"condition": "!state.errors && state.data.ok",
-                            "disabled": false, "label": "covered"}}}]}
+        "next": {"notify": {
+          "condition": "!state.errors?.[upstreamStepId] && (state.data.ok)",
+          "disabled": false, "label": "covered"}}}]}
 
 Step ids are OpenFn's (:mod:`tools.document.openfn.ids`). Triggers are steps
 without an expression, listed first; ``start`` is the first trigger, or the
