@@ -6,6 +6,7 @@ from evals.execute import RunOutcome
 from evals.graders.base import GradeResult, resolve_job
 from evals.scenario import Scenario
 from tools.document.structure import Structure
+from tools.document.validation import Problem
 from tools.registry import document_problems
 
 
@@ -68,9 +69,9 @@ def document_valid(scenario: Scenario, outcome: RunOutcome) -> GradeResult | Non
                 round(fixed / max(len(before), 1), 3),
             )
         return GradeResult.ok("document_valid", f"fixed all {len(before)} problem(s)")
-    # A note about a step (one no trigger reaches, after a removal or retarget the user
-    # asked for) is fine once the reply tells the user about that step; a silent one fails.
-    told = [p for p in new if not p.blocking and _reply_names_step(outcome, p.subject)]
+    # A step no trigger reaches any more (after a removal or retarget the user asked for)
+    # is fine once the reply tells the user about that step; a silent one fails.
+    told = [p for p in new if p.code == "unreachable_step" and _reply_names_step(outcome, p)]
     new = [p for p in new if p not in told]
     if new:
         return GradeResult.fail(
@@ -81,10 +82,8 @@ def document_valid(scenario: Scenario, outcome: RunOutcome) -> GradeResult | Non
     return GradeResult.ok("document_valid", "no new problems")
 
 
-def _reply_names_step(outcome: RunOutcome, subject: str) -> bool:
-    if not subject.startswith("jobs."):
-        return False
-    key = subject.removeprefix("jobs.")
+def _reply_names_step(outcome: RunOutcome, problem: Problem) -> bool:
+    key = problem.subject.removeprefix("jobs.")
     job = outcome.after_doc.structure.jobs.get(key)
     reply = outcome.reply.lower()
     return job is not None and (key in reply or job.name.lower() in reply)

@@ -207,6 +207,14 @@ def test_a_new_unreachable_step_passes_only_when_the_reply_says_so() -> None:
     assert _passes(document_valid(scenario({}), told))
 
 
+def test_naming_a_step_excuses_only_its_unreachability() -> None:
+    after = REFERRAL.replace("language-twilio@latest", "language-no-such-thing@latest")
+    told = outcome(REFERRAL, after, reply="Send SMS now uses another adaptor (send-sms).")
+    result = document_valid(scenario({}), told)
+    assert result is not None and not result.passed
+    assert "unknown adaptor" in result.comment
+
+
 def test_fix_problems_needs_every_problem_gone() -> None:
     fixed_one = edited(
         BROKEN, ("add_edges", {"edges": [{"source": "webhook", "target": "parse-result"}]})
