@@ -19,9 +19,6 @@ import pytest
 from ruamel.yaml import YAML
 
 from tests.external.openfn_harness import (
-    DEFAULT_CACHE_DIR,
-    OpenFnHarnessError,
-    ensure_openfn_project_installed,
     expected_from_document,
     load_with_openfn,
     wrap_as_lightning_project,
@@ -231,14 +228,6 @@ def _built_by_tools() -> list[tuple[str, str]]:
 def documents_under_test() -> list[tuple[str, str]]:
     """``(id, yaml_text)`` pairs checked against @openfn/project; extend freely."""
     return [*DOCUMENTS, *_built_by_tools()]
-
-
-@pytest.fixture(scope="session")
-def openfn_cache() -> Path:
-    try:
-        return ensure_openfn_project_installed(DEFAULT_CACHE_DIR)
-    except OpenFnHarnessError as exc:
-        pytest.fail(str(exc), pytrace=False)
 
 
 def _load_single(doc_id: str, yaml_text: str, cache: Path) -> dict[str, Any]:

@@ -20,9 +20,6 @@ from ruamel.yaml import YAML
 
 from tests.documents import REFERRAL_PROJECT
 from tests.external.openfn_harness import (
-    DEFAULT_CACHE_DIR,
-    OpenFnHarnessError,
-    ensure_openfn_project_installed,
     load_with_openfn,
 )
 from tests.external.service_workflows import EDITOR, offline_service
@@ -32,14 +29,6 @@ pytestmark = pytest.mark.external
 
 HEADERS = {"Authorization": f"Bearer {EDITOR}"}
 KEYS = ["referral-intake", "document-verification", "status-transitions", "nightly-sync_v2"]
-
-
-@pytest.fixture(scope="module")
-def openfn_cache() -> Path:
-    try:
-        return ensure_openfn_project_installed(DEFAULT_CACHE_DIR)
-    except OpenFnHarnessError as exc:
-        pytest.fail(str(exc), pytrace=False)
 
 
 def _load(text: str) -> Any:

@@ -21,9 +21,6 @@ import pytest
 from ruamel.yaml import YAML
 
 from tests.external.openfn_harness import (
-    DEFAULT_CACHE_DIR,
-    OpenFnHarnessError,
-    ensure_openfn_project_installed,
     load_with_openfn,
 )
 from tests.external.service_workflows import EDITOR, offline_service
@@ -91,14 +88,6 @@ def documents() -> list[tuple[str, str]]:
         ),
         ("cron-with-cursor", CRON_WITH_CURSOR),
     ]
-
-
-@pytest.fixture(scope="session")
-def openfn_cache() -> Path:
-    try:
-        return ensure_openfn_project_installed(DEFAULT_CACHE_DIR)
-    except OpenFnHarnessError as exc:
-        pytest.fail(str(exc), pytrace=False)
 
 
 def _new_ids() -> Callable[[], str]:

@@ -42,7 +42,6 @@ from typing import Any
 
 import pytest
 
-from evals.openfn.install import DEFAULT_CACHE_DIR, OpenFnRuntimeUnavailable, ensure_installed
 from evals.openfn.mock_http import MockHttp
 from evals.openfn.runtime import run_cli_workflow
 from tests.external.service_workflows import build_workflow, offline_service
@@ -208,14 +207,6 @@ CASES = [
         failed=[GET_INVOICE],
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def runtime_root() -> Path:
-    try:
-        return ensure_installed(DEFAULT_CACHE_DIR)
-    except OpenFnRuntimeUnavailable as exc:
-        pytest.fail(f"@openfn/runtime is not available: {exc}", pytrace=False)
 
 
 @pytest.fixture(scope="module")

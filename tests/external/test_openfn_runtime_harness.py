@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from evals.openfn.install import DEFAULT_CACHE_DIR, OpenFnRuntimeUnavailable, ensure_installed
 from evals.openfn.mock_http import MockHttp
 from evals.openfn.runtime import RuntimeRun, run_cli_workflow
 
@@ -25,14 +24,6 @@ pytestmark = pytest.mark.external
 
 HTTP = "@openfn/language-http@latest"
 COMMON = "@openfn/language-common@latest"
-
-
-@pytest.fixture(scope="session")
-def runtime_root() -> Path:
-    try:
-        return ensure_installed(DEFAULT_CACHE_DIR)
-    except OpenFnRuntimeUnavailable as exc:
-        pytest.fail(f"@openfn/runtime is not available: {exc}", pytrace=False)
 
 
 def step(id_: str, adaptor: str | None, expression: str | None, **next_: Any) -> dict[str, Any]:
