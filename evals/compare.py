@@ -87,7 +87,7 @@ def output_diff(sid: str, yaml_a: str, yaml_b: str) -> list[str]:
 
 def _output_section(by_a: dict[str, Any], by_b: dict[str, Any]) -> list[str]:
     lines = ["", "## Output diffs (final workflow, A -> B)", ""]
-    same, missing, diffs = 0, [], []
+    same, changed, missing, diffs = 0, 0, [], []
     for sid in [i for i in by_a if i in by_b]:
         ya, yb = final_yaml(by_a[sid]), final_yaml(by_b[sid])
         if ya is None or yb is None:
@@ -95,8 +95,8 @@ def _output_section(by_a: dict[str, Any], by_b: dict[str, Any]) -> list[str]:
         elif ya == yb:
             same += 1
         else:
+            changed += 1
             diffs += output_diff(sid, ya, yb)
-    changed = len([line for line in diffs if line.startswith("### ")])
     lines.append(f"{changed} scenario(s) produced a different workflow, {same} the same one.")
     if missing:
         lines.append(f"No final YAML to compare (older results.json?): {', '.join(missing)}.")
