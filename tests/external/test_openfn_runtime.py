@@ -43,7 +43,7 @@ from typing import Any
 import pytest
 
 from evals.openfn.mock_http import MockHttp
-from evals.openfn.runtime import run_cli_workflow
+from evals.openfn.runtime import RuntimeRun, run_cli_workflow
 from tests.external.service_workflows import build_workflow, offline_service
 
 pytestmark = pytest.mark.external
@@ -250,18 +250,25 @@ def _params(cases: list[Case]) -> list[Any]:
     ]
 
 
+# (workflow, case name) -> (run, mock): both tests below read the same run of a case.
+_RUNS: dict[tuple[str, str], tuple[RuntimeRun, MockHttp]] = {}
+
+
 def _run(case: Case, built: dict[str, dict[str, Any]], runtime_root: Path) -> Any:
     plan = built[case.workflow]["plan"]
     ids = _ids_by_name(plan)
-    inject = {ids[case.inject]: "forced failure"} if case.inject else {}
-    with MockHttp(default=case.data, fail_all=case.fail_http) as mock:
-        result = run_cli_workflow(
-            plan,
-            mock=mock,
-            state={"data": case.data},
-            inject_failures=inject,
-            cache_dir=runtime_root,
-        )
+    if (case.workflow, case.name) not in _RUNS:
+        inject = {ids[case.inject]: "forced failure"} if case.inject else {}
+        with MockHttp(default=case.data, fail_all=case.fail_http) as mock:
+            ran = run_cli_workflow(
+                plan,
+                mock=mock,
+                state={"data": case.data},
+                inject_failures=inject,
+                cache_dir=runtime_root,
+            )
+        _RUNS[case.workflow, case.name] = (ran, mock)
+    result, mock = _RUNS[case.workflow, case.name]
     assert result.status == "ran", (result.compile_errors, result.not_installed, result.crash)
     assert result.problems() == []
     names = {v: k for k, v in ids.items()}
