@@ -80,16 +80,21 @@ def make_yaml() -> YAML:
     return yaml
 
 
-def load_yaml(
-    text: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH
-) -> Any:
-    """Parse ``text`` into ruamel round-trip data, refusing hostile constructs."""
+def check_size(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    """Refuse a document text over ``max_bytes`` in UTF-8 (``document_too_large``)."""
     size = len(text.encode("utf-8"))
     if size > max_bytes:
         raise DocumentError(
             f"The document is {size} bytes; the limit is {max_bytes} bytes.",
             code="document_too_large",
         )
+
+
+def load_yaml(
+    text: str, *, max_bytes: int = DEFAULT_MAX_BYTES, max_depth: int = DEFAULT_MAX_DEPTH
+) -> Any:
+    """Parse ``text`` into ruamel round-trip data, refusing hostile constructs."""
+    check_size(text, max_bytes)
     yaml = make_yaml()
     composer: type[Composer] = type("Composer", (_GuardedComposer,), {"max_depth": max_depth})
     yaml.Composer = composer

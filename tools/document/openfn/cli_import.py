@@ -30,7 +30,7 @@ from tools.document.openfn.fields import (
     text,
     trigger_settings,
 )
-from tools.document.yaml_io import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH
+from tools.document.yaml_io import DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, check_size
 from tools.errors import DocumentError
 
 _CONDITIONS = {
@@ -49,12 +49,7 @@ _TRIGGER_FIELDS |= {"cron_cursor_job_id", *TRIGGER_SETTINGS}
 def from_cli_json(
     text_: str, *, new_id: Callable[[], str], max_bytes: int = DEFAULT_MAX_BYTES
 ) -> WorkflowDocument:
-    size = len(text_.encode("utf-8"))
-    if size > max_bytes:
-        raise DocumentError(
-            f"The document is {size} bytes; the limit is {max_bytes} bytes.",
-            code="document_too_large",
-        )
+    check_size(text_, max_bytes)
     try:
         data = json.loads(text_)
     except json.JSONDecodeError as exc:
