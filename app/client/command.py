@@ -5,18 +5,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from typing import Any, TextIO
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
 
-from app.client.rest import ChatError, Rest
+from app.client.rest import ChatError, Rest, add_connection_arguments
 from app.client.session import ChatClient
 from app.client.terminal import LineReader, Output, ask
-
-DEFAULT_URL = "http://127.0.0.1:8000"
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -30,16 +27,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     target.add_argument("--workflow", metavar="ID", help="open this workflow")
     target.add_argument("--new", metavar="NAME", help="create a workflow with this name")
     chat.add_argument("--read-only", action="store_true", help="questions only; no changes")
-    chat.add_argument(
-        "--url",
-        default=os.environ.get("PLANWRIGHT_URL", DEFAULT_URL),
-        help=f"service URL (default: $PLANWRIGHT_URL or {DEFAULT_URL})",
-    )
-    chat.add_argument(
-        "--token",
-        default=os.environ.get("PLANWRIGHT_TOKEN"),
-        help="bearer token (default: $PLANWRIGHT_TOKEN; none in single-user mode)",
-    )
+    add_connection_arguments(chat)
     chat.set_defaults(run=main)
     return chat
 

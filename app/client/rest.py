@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import argparse
+import os
 from typing import Any
 
 import httpx
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--url`` and ``--token``, defaulting to ``$PLANWRIGHT_URL`` and ``$PLANWRIGHT_TOKEN``."""
+    parser.add_argument(
+        "--url",
+        default=os.environ.get("PLANWRIGHT_URL", DEFAULT_URL),
+        help=f"service URL (default: $PLANWRIGHT_URL or {DEFAULT_URL})",
+    )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("PLANWRIGHT_TOKEN"),
+        help="bearer token (default: $PLANWRIGHT_TOKEN; none in single-user mode)",
+    )
 
 
 class ChatError(Exception):

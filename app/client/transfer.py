@@ -10,7 +10,6 @@ Like ``chat``, these reach the server over the wire only.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -18,10 +17,8 @@ from urllib.parse import quote
 
 import httpx
 
-from app.client.rest import ChatError
+from app.client.rest import ChatError, add_connection_arguments
 from tools.document.openfn.formats import FORMATS, guess_format
-
-DEFAULT_URL = "http://127.0.0.1:8000"
 
 
 def register(subparsers: Any) -> None:
@@ -33,7 +30,7 @@ def register(subparsers: Any) -> None:
     export.add_argument("workflow", metavar="WORKFLOW_ID")
     export.add_argument("--format", choices=FORMATS, default="yaml")
     export.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
-    _connection(export)
+    add_connection_arguments(export)
     export.set_defaults(run=lambda args: run_export(args, sys.stdout, sys.stderr))
 
     imports = subparsers.add_parser(
@@ -43,21 +40,8 @@ def register(subparsers: Any) -> None:
     imports.add_argument(
         "--format", choices=FORMATS, help="default: guessed from the file name and content"
     )
-    _connection(imports)
+    add_connection_arguments(imports)
     imports.set_defaults(run=lambda args: run_import(args, sys.stdin, sys.stdout, sys.stderr))
-
-
-def _connection(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--url",
-        default=os.environ.get("PLANWRIGHT_URL", DEFAULT_URL),
-        help=f"service URL (default: $PLANWRIGHT_URL or {DEFAULT_URL})",
-    )
-    parser.add_argument(
-        "--token",
-        default=os.environ.get("PLANWRIGHT_TOKEN"),
-        help="bearer token (default: $PLANWRIGHT_TOKEN; none in single-user mode)",
-    )
 
 
 def run_export(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:

@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from app.client.command import DEFAULT_URL, register, socket_url
+from app.client.command import register, socket_url
+from app.client.rest import DEFAULT_URL
 
 
 def parse(*argv: str) -> argparse.Namespace:
