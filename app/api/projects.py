@@ -16,9 +16,8 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Response, status
 
 from app.api import schemas
-from app.api.workflows import prepare_imported
+from app.api.workflows import prepare_imported, require_project
 from app.deps import EditorDep, PrincipalDep, ServicesDep
-from app.errors import NotFoundError
 from app.offload import off_loop
 from app.services import Services
 from app.store import ProjectRecord, WorkflowRecord
@@ -30,14 +29,6 @@ from tools.edits.primitives import clean_name
 router = APIRouter(prefix="/v1/projects", tags=["projects"])
 
 UNTITLED = "Untitled project"
-
-
-async def require_project(services: Services, project_id: str) -> ProjectRecord:
-    """The project, or a 404 naming it."""
-    project = await services.store.get_project(project_id)
-    if project is None:
-        raise NotFoundError(f"There is no project {project_id!r}.")
-    return project
 
 
 def _read(

@@ -7,7 +7,7 @@ from fastapi import APIRouter, status
 
 from agents.events import ModelCallUsage, TurnUsage
 from app.api import schemas
-from app.api.projects import require_project
+from app.api.workflows import require_project
 from app.auth import Principal
 from app.deps import PrincipalDep, ServicesDep
 from app.errors import ConflictError, NotFoundError
