@@ -1,6 +1,6 @@
 """The one writer: commit a version of a workflow, then publish it on the bus.
 
-Turns (through :class:`app.turns.StoreCommitter`), ``PUT`` and revert all go
+Turns (through :class:`StoreCommitter`), ``PUT`` and revert all go
 through :meth:`Publisher.commit_and_publish`, so a persisted version is always
 announced as exactly one ``workflow`` event, and nothing is announced that is not
 persisted.
@@ -20,6 +20,7 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from agents.events import workflow_event
 from app.bus.base import Event, EventBus
@@ -161,3 +162,38 @@ class Publisher:
             await self.flush()
         if self._pending:
             log.warning("%d committed versions were never published", self.pending)
+
+
+@dataclass
+class StoreCommitter:
+    """A turn's committer (:class:`agents.runtime.TurnRuntime`): its versions go
+    through :meth:`Publisher.commit_and_publish` as the session's author."""
+
+    publisher: Publisher
+    workflow_id: str
+    session_id: str
+    author: str
+
+    async def commit(
+        self,
+        *,
+        yaml: str,
+        name: str | None,
+        base_version: int,
+        tool: str,
+        changes: list[Change],
+        summary: str,
+        turn_id: str,
+    ) -> int:
+        return await self.publisher.commit_and_publish(
+            self.workflow_id,
+            yaml=yaml,
+            name=name,
+            expected_version=base_version,
+            author=self.author,
+            session_id=self.session_id,
+            turn_id=turn_id,
+            tool=tool,
+            changes=changes,
+            summary=summary,
+        )

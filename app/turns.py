@@ -2,9 +2,9 @@
 
 One turn at a time per workflow (the bus's ``TurnLock``, across workers).
 Each mutation is committed as a version row and published on the bus by
-:class:`StoreCommitter` (through :class:`app.publishing.Publisher`, the
-one writer) before the graph emits its ``workflow`` event, so nothing is ever
-streamed that is not persisted. Events go out as the frames of
+:class:`app.publishing.StoreCommitter` (through :class:`app.publishing.Publisher`,
+the one writer) before the graph emits its ``workflow`` event, so nothing is
+ever streamed that is not persisted. Events go out as the frames of
 :mod:`app.ws.protocol`; errors become ``error`` frames; the document stays at
 its last committed version.
 """
@@ -36,14 +36,13 @@ from app.auth import Principal
 from app.bus.base import LockHandle, TurnLock
 from app.errors import ConflictError, NotFoundError
 from app.offload import off_loop
-from app.publishing import Publisher
+from app.publishing import Publisher, StoreCommitter
 from app.store import SessionRecord, Store
 from app.store.models import TurnStatus
 from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame, event_frame
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
-from tools.document.structure import Change
 from tools.errors import PlanwrightError
 
 log = logging.getLogger(__name__)
@@ -52,38 +51,6 @@ Send = Callable[[ServerFrame], Awaitable[None]]
 
 class BusyError(ConflictError):
     code = "busy"
-
-
-@dataclass
-class StoreCommitter:
-    publisher: Publisher
-    workflow_id: str
-    session_id: str
-    author: str
-
-    async def commit(
-        self,
-        *,
-        yaml: str,
-        name: str | None,
-        base_version: int,
-        tool: str,
-        changes: list[Change],
-        summary: str,
-        turn_id: str,
-    ) -> int:
-        return await self.publisher.commit_and_publish(
-            self.workflow_id,
-            yaml=yaml,
-            name=name,
-            expected_version=base_version,
-            author=self.author,
-            session_id=self.session_id,
-            turn_id=turn_id,
-            tool=tool,
-            changes=changes,
-            summary=summary,
-        )
 
 
 @dataclass
