@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -26,17 +27,7 @@ def test_a_turn_is_traced_with_its_session_and_tools(
         S.text("Renamed it; the key sk-ant-api03-NOTINTRACES stays out of traces."),
     )
     with LangfuseStub() as stub:
-        client = app_client(
-            langfuse_public_key=f"pk-lf-test-{uuid.uuid4().hex[:12]}",
-            langfuse_secret_key="sk-lf-test-secret",
-            langfuse_host=stub.base_url,
-        )
-        workflow = create_workflow(client)
-        session = create_session(client, workflow["id"])
-        with connect(client, session["id"], token=EDITOR) as ws:
-            ws.send_json(turn("rename the workflow to Intake"))
-            until(ws, "turn.completed")
-        client.app.state.services.turns.tracer.flush()  # type: ignore[attr-defined]
+        session = _traced_turn(app_client, stub, "rename the workflow to Intake")[0]
         roots = stub.spans_named("turn")
         names = {span["name"] for span in stub.spans}
         sent = b"".join(r.body for r in stub.requests if r.path.endswith("/otel/v1/traces"))
@@ -57,17 +48,7 @@ def test_each_generation_carries_model_usage_with_cache_tokens_and_cost(
     )
     model.push(S.text("It fetches and checks.", usage=usage, model="claude-opus-4-5-20251101"))
     with LangfuseStub() as stub:
-        client = app_client(
-            langfuse_public_key=f"pk-lf-test-{uuid.uuid4().hex[:12]}",
-            langfuse_secret_key="sk-lf-test-secret",
-            langfuse_host=stub.base_url,
-        )
-        workflow = create_workflow(client)
-        session = create_session(client, workflow["id"])
-        with connect(client, session["id"], token=EDITOR) as ws:
-            ws.send_json(turn("what does it do?"))
-            completed = until(ws, "turn.completed")[-1]
-        client.app.state.services.turns.tracer.flush()  # type: ignore[attr-defined]
+        completed = _traced_turn(app_client, stub, "what does it do?")[1]
         (generation,) = stub.spans_named("planner model call")
     attributes = generation["attributes"]
     assert attributes["langfuse.observation.model.name"] == "claude-opus-4-5-20251101"
@@ -88,3 +69,22 @@ def test_each_generation_carries_model_usage_with_cache_tokens_and_cost(
         }
     )
     assert completed["usage"]["cost_usd"] == pytest.approx(cost["total"])
+
+
+def _traced_turn(
+    app_client: Callable[..., TestClient], stub: LangfuseStub, content: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run one turn on a new workflow with tracing sent to ``stub``, flushed; the
+    session and the ``turn.completed`` frame."""
+    client = app_client(
+        langfuse_public_key=f"pk-lf-test-{uuid.uuid4().hex[:12]}",
+        langfuse_secret_key="sk-lf-test-secret",
+        langfuse_host=stub.base_url,
+    )
+    workflow = create_workflow(client)
+    session = create_session(client, workflow["id"])
+    with connect(client, session["id"], token=EDITOR) as ws:
+        ws.send_json(turn(content))
+        completed = until(ws, "turn.completed")[-1]
+    client.app.state.services.turns.tracer.flush()  # type: ignore[attr-defined]
+    return session, completed
