@@ -103,10 +103,11 @@ def _running_tasks() -> set[asyncio.Task[Any]]:
     return {task for task in asyncio.all_tasks() if not task.done()}
 
 
-@pytest.fixture(params=["memory", "redis"])
-async def kit(request: pytest.FixtureRequest) -> AsyncIterator[Kit]:
+@contextlib.asynccontextmanager
+async def _no_leaked_tasks(kind: str) -> AsyncIterator[Kit]:
+    """A :class:`Kit`, closed afterwards; fails if it left any task running."""
     baseline = _running_tasks()
-    kit = Kit(request.param)
+    kit = Kit(kind)
     try:
         yield kit
     finally:
@@ -114,16 +115,15 @@ async def kit(request: pytest.FixtureRequest) -> AsyncIterator[Kit]:
     await asyncio.sleep(0)
     leaked = _running_tasks() - baseline - {asyncio.current_task()}
     assert not leaked, f"tasks left running: {leaked}"
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def kit(request: pytest.FixtureRequest) -> AsyncIterator[Kit]:
+    async with _no_leaked_tasks(request.param) as kit:
+        yield kit
 
 
 @pytest.fixture
 async def redis_kit() -> AsyncIterator[Kit]:
-    baseline = _running_tasks()
-    kit = Kit("redis")
-    try:
+    async with _no_leaked_tasks("redis") as kit:
         yield kit
-    finally:
-        await kit.aclose()
-    await asyncio.sleep(0)
-    leaked = _running_tasks() - baseline - {asyncio.current_task()}
-    assert not leaked, f"tasks left running: {leaked}"
