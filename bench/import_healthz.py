@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import statistics
 import sys
 import tempfile
@@ -30,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
 
+from bench.ws_fanout import ms, percentile
 from tests.integration.conftest import EDITOR, REDIS_URL, WorkerProcess, worker_env
 
 JOBS = 3000
@@ -50,16 +50,6 @@ def big_workflow(jobs: int = JOBS) -> str:
         lines += [f"  s{i}->s{i + 1}:", f"    source_job: s{i}", f"    target_job: s{i + 1}"]
         lines.append("    condition_type: on_job_success")
     return "\n".join(lines) + "\n"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    rank = min(max(1, math.ceil(q / 100 * len(ordered))), len(ordered))
-    return ordered[rank - 1]
-
-
-def ms(seconds: float) -> float:
-    return round(seconds * 1000, 2)
 
 
 async def poll(http: httpx.AsyncClient, stop: asyncio.Event, out: list[float]) -> None:
