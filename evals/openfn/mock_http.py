@@ -1,11 +1,9 @@
 """A loopback-only mock HTTP server for workflows run in ``@openfn/runtime``.
 
-Every request is answered with JSON: ``routes`` maps ``"METHOD /path"`` (or
-``"/path"`` for any method) to ``(status, body)``; anything else gets
-``default`` (status 200). A path listed in ``fail`` (exact, or ending with
-it), or every path with ``fail_all``, answers 500: that is how a run forces an
-HTTP step to fail through the real adaptor. Every request is recorded
-(method, path, parsed JSON body).
+Every request is answered with JSON ``default`` (status 200). A path listed in
+``fail`` (exact, or ending with it), or every path with ``fail_all``, answers
+500: that is how a run forces an HTTP step to fail through the real adaptor. Every
+request is recorded (method, path, parsed JSON body).
 """
 
 from __future__ import annotations
@@ -30,7 +28,6 @@ class MockHttp:
     """Start with ``with MockHttp(...) as mock:``; ``mock.base_url`` is its address."""
 
     default: Any = field(default_factory=dict)
-    routes: dict[str, tuple[int, Any]] = field(default_factory=dict)
     fail: set[str] = field(default_factory=set)
     fail_all: bool = False
     requests: list[Request] = field(default_factory=list)
@@ -44,13 +41,10 @@ class MockHttp:
         port = self._server.server_address[1]
         return f"http://127.0.0.1:{port}"
 
-    def answer(self, method: str, path: str) -> tuple[int, Any]:
+    def answer(self, path: str) -> tuple[int, Any]:
         bare = path.split("?", 1)[0]
         if self.fail_all or any(bare == f or bare.endswith(f) for f in self.fail):
             return 500, {"error": f"mock failure for {bare}"}
-        for key in (f"{method} {bare}", bare):
-            if key in self.routes:
-                return self.routes[key]
         return 200, self.default
 
     def __enter__(self) -> MockHttp:
@@ -65,7 +59,7 @@ class MockHttp:
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
                 mock.requests.append(Request(self.command, self.path, body))
-                status, answer = mock.answer(self.command, self.path)
+                status, answer = mock.answer(self.path)
                 payload = json.dumps(answer).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
