@@ -51,7 +51,10 @@ class RequestContext:
     ``structure`` is the redacted structure (``tools.redaction.redact``): no ids,
     no bodies. ``job`` is set for code requests: ``{key, name, adaptor, body}``;
     ``adaptor_functions`` lists the step's adaptor functions as
-    ``{name, params, description}``.
+    ``{name, params, description}``. ``project`` is set on plan turns (project
+    sessions): ``{name, slug, workflows: [{id, name}], plan, revising}``, where
+    ``plan`` is the plan being revised (``revising`` true: ``user_text`` is the
+    user's feedback on it) or the plan the project was last built from.
     """
 
     user_text: str = ""
@@ -64,6 +67,7 @@ class RequestContext:
     adaptor_functions: list[dict[str, Any]] = field(default_factory=list)
     neighbours: dict[str, Any] = field(default_factory=dict)
     history: list[dict[str, str]] = field(default_factory=list)
+    project: dict[str, Any] | None = None
 
 
 @dataclass
