@@ -1,5 +1,5 @@
-"""The ``chat`` subcommand: parse its options, open (or create) a workflow over
-REST, start a session and hand it to :class:`~app.client.session.ChatClient`."""
+"""The ``chat`` subcommand: parse its options, open (or create) a workflow, or open a
+project, over REST, start a session and hand it to :class:`~app.client.session.ChatClient`."""
 
 from __future__ import annotations
 
@@ -21,12 +21,23 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     chat: argparse.ArgumentParser = subparsers.add_parser(
         "chat",
         help="chat with the planner in the terminal",
-        description="Chat with the planner about one workflow, over the service's WebSocket.",
+        description="Chat with the planner about one workflow, or plan a project's workflows "
+        "from a spec, over the service's WebSocket.",
     )
     target = chat.add_mutually_exclusive_group()
     target.add_argument("--workflow", metavar="ID", help="open this workflow")
     target.add_argument("--new", metavar="NAME", help="create a workflow with this name")
+    target.add_argument(
+        "--project",
+        metavar="ID",
+        help="open a project session: its turns plan the project's workflows (/plan, /project)",
+    )
     chat.add_argument("--read-only", action="store_true", help="questions only; no changes")
+    chat.add_argument(
+        "--mode",
+        choices=("plan", "edit"),
+        help="send every turn in this mode (plan: propose workflows for review first)",
+    )
     add_connection_arguments(chat)
     chat.set_defaults(run=main)
     return chat
@@ -49,26 +60,37 @@ async def run_chat(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
     async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=30) as http:
         rest = Rest(http)
         try:
-            workflow_id = await choose_workflow(args, rest, out, lines)
-            if workflow_id is None:
-                return 0
+            target: dict[str, Any]
+            project_name = ""
+            if args.project:
+                project = await rest.call("GET", f"/v1/projects/{quote(args.project, safe='')}")
+                target, project_name = {"project_id": project["id"]}, project["name"]
+            else:
+                workflow_id = await choose_workflow(args, rest, out, lines)
+                if workflow_id is None:
+                    return 0
+                target = {"workflow_id": workflow_id}
             session = await rest.call(
-                "POST",
-                "/v1/sessions",
-                json={"workflow_id": workflow_id, "read_only": bool(args.read_only)},
+                "POST", "/v1/sessions", json={**target, "read_only": bool(args.read_only)}
             )
             detail = await rest.call("GET", f"/v1/sessions/{session['id']}")
+            workflow = detail.get("workflow")
+            project_id = detail.get("project_id") or (workflow or {}).get("project_id")
+            name = workflow["name"] if workflow else project_name
             client = ChatClient(
                 rest=rest,
                 out=out,
                 lines=lines,
                 ws_url=socket_url(base_url, f"/v1/sessions/{session['id']}/ws", args.token),
                 session_id=session["id"],
-                workflow_id=workflow_id,
+                workflow_id=workflow["id"] if workflow else None,
                 read_only=bool(detail["read_only"]),
-                name=detail["workflow"]["name"],
-                version=detail["workflow"]["version"],
-                yaml=detail["workflow"]["yaml"],
+                name=name,
+                version=workflow["version"] if workflow else 0,
+                yaml=workflow["yaml"] if workflow else "",
+                project_id=project_id,
+                mode=args.mode,
+                pending=detail.get("pending_confirmation"),
             )
             return await client.run()
         except ChatError as exc:

@@ -1,7 +1,10 @@
 """One chat session: the prompt loop, slash commands, turns over the WebSocket
-(with confirmations), and the frames the server sends (status lines, streamed
-answers, workflow changes made here or elsewhere), reconnecting when the
-connection drops."""
+(with confirmations and plan reviews), and the frames the server sends (status
+lines, streamed answers, workflow changes made here or elsewhere, plan progress),
+reconnecting when the connection drops.
+
+A session is on one workflow, or on a project (``workflow_id`` None: a project
+session, whose turns plan the project's workflows; DESIGN §5a)."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
+from app.client import plan
 from app.client.rest import ChatError, Rest
 from app.client.terminal import LineReader, Output, ask
 from app.client.tree import changed_keys, render_tree
@@ -24,6 +28,9 @@ FATAL_CLOSE_CODES = {1008: "the server refused the token", 4404: "the session no
 HELP = """\
 Say what you want in plain English, e.g. "add a step called Dedupe with common after Fetch".
 Commands:
+  /plan TEXT   send TEXT as a plan-mode turn (propose workflows for review); /plan alone
+               reads a pasted spec until a line with just "."; /plan @FILE sends a file
+  /project     the project's workflows and where its plan stands
   /tree        show the workflow as a tree
   /yaml        print the workflow YAML
   /versions    list the versions (who, when, which tool, what)
@@ -39,11 +46,17 @@ class ChatClient:
     lines: LineReader
     ws_url: str
     session_id: str
-    workflow_id: str
+    workflow_id: str | None
+    """None on a project session."""
     read_only: bool
     name: str
     version: int
     yaml: str
+    project_id: str | None = None
+    mode: str | None = None
+    """The mode every turn is sent with (``--mode``); None: the server's default."""
+    pending: dict[str, Any] | None = None
+    """The session's pending confirmation when it opened (a plan waiting for review)."""
     ws: ClientConnection | None = None
     turn_events: asyncio.Queue[tuple[str, dict[str, Any]]] = field(default_factory=asyncio.Queue)
     in_turn: bool = False
@@ -52,15 +65,30 @@ class ChatClient:
     turn_start_version: int = 0
     quitting: bool = False
     fatal: str | None = None
+    plan_names: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def on_project(self) -> bool:
+        return self.workflow_id is None
 
     async def run(self) -> int:
         mode = "read-only session: questions only" if self.read_only else "editing session"
-        self.out.line(f"Workflow {self.name!r} v{self.version} · {mode}")
-        self.print_tree(set())
+        if self.on_project:
+            self.out.line(f"Project {self.name!r} · {mode.replace('editing', 'planning')}")
+            await plan.show_project(self.rest, self.out, self.project_id)
+        else:
+            self.out.line(f"Workflow {self.name!r} v{self.version} · {mode}")
+            self.print_tree(set())
         self.out.line(self.out.paint("Type /help for commands, /quit to leave.", "dim"))
         await self.connect()
         receiver = asyncio.create_task(self.receive())
         try:
+            review = plan.review_from(self.pending)
+            if review is not None:  # proposed before this client opened the session
+                self.out.line("A plan is waiting for review:")
+                self.begin_turn()
+                self.turn_events.put_nowait(("plan", review))
+                await self.wait_for_turn()
             return await self.loop()
         finally:
             self.quitting = True
@@ -106,6 +134,13 @@ class ChatClient:
                 return "quit"
             if name == "/help":
                 self.out.lines(HELP.splitlines())
+            elif name == "/plan":
+                if (spec := await plan.read_spec(self.out, self.lines, rest.strip())) is not None:
+                    await self.turn(spec, mode="plan")
+            elif name == "/project":
+                await plan.show_project(self.rest, self.out, self.project_id)
+            elif self.on_project and name in ("/yaml", "/tree", "/versions", "/revert"):
+                self.out.line(f"{name} works on one workflow; this is a project session.")
             elif name == "/yaml":
                 self.out.write(self.yaml if self.yaml.endswith("\n") else self.yaml + "\n")
             elif name == "/tree":
@@ -154,11 +189,13 @@ class ChatClient:
 
     # --- turns ---
 
-    async def turn(self, text: str) -> None:
+    async def turn(self, text: str, mode: str | None = None) -> None:
         if self.ws is None:
             self.out.line("Not connected; try again in a moment.")
             return
-        frame = {"type": "turn", "content": text, "context": {"page": "workflow"}}
+        frame: dict[str, Any] = {"type": "turn", "content": text, "context": {"page": "workflow"}}
+        if mode or self.mode:
+            frame["mode"] = mode or self.mode
         self.begin_turn()
         try:
             await self.ws.send(json.dumps(frame))
@@ -179,13 +216,26 @@ class ChatClient:
     async def wait_for_turn(self) -> None:
         while True:
             kind, frame = await self.turn_events.get()
-            if kind == "confirm":
-                approved = await self.confirm(frame)
-                if approved is None:
+            if kind in ("confirm", "plan"):
+                answered = await (self.confirm(frame) if kind == "confirm" else self.review(frame))
+                if answered is None:
                     return
                 self.in_turn = True
                 continue
             return
+
+    async def review(self, review: dict[str, Any]) -> bool | None:
+        """Show a proposed plan and send the user's answer; None when not answered."""
+        self.plan_names = {w["key"]: w["name"] for w in review["plan"].get("workflows", [])}
+        answer = await plan.ask_review(self.out, self.lines, review, read_only=self.read_only)
+        if answer is None:
+            return None
+        if self.ws is None:
+            self.out.line("  Not connected; answer again after reconnecting.")
+            return None
+        await self.ws.send(json.dumps(answer.frame(str(review["request_id"]))))
+        self.out.line(plan.ANSWERED[answer.action])
+        return answer.action == "approve"
 
     async def confirm(self, frame: dict[str, Any]) -> bool | None:
         self.out.line(self.out.paint(f"? {frame['question']}", "yellow"))
@@ -280,6 +330,11 @@ class ChatClient:
         elif kind == "confirm.required":
             self.in_turn = False
             self.turn_events.put_nowait(("confirm", frame))
+        elif kind == "plan.proposed":
+            self.in_turn = False
+            self.turn_events.put_nowait(("plan", plan.review_from(frame) or frame))
+        elif kind == "plan.progress":
+            plan.show_progress(self.out, frame, self.plan_names)
         elif kind == "message.delta":
             if not self.streamed:
                 self.out.end_line()
@@ -310,6 +365,8 @@ class ChatClient:
                 self.turn_events.put_nowait(("error", frame))
 
     def on_workflow(self, frame: dict[str, Any]) -> None:
+        if frame.get("workflow_id") not in (None, self.workflow_id):
+            return  # another workflow of the project (a plan build): plan.progress tells
         version = int(frame.get("version", 0))
         if version <= self.version:
             return

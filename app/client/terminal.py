@@ -110,8 +110,8 @@ class Output:
         else:
             self.write(f"  … {text}\n")
 
-    def settled(self, text: str) -> None:
-        mark = self.paint("✓", "green")
+    def settled(self, text: str, mark: str = "✓") -> None:
+        mark = self.paint(mark, "green" if mark == "✓" else "red")
         if self.tty and self._open:
             self.write(f"\r\x1b[K  {mark} {text}\n")
             self._open = False
