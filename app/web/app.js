@@ -1,36 +1,23 @@
 // Planwright web page: wires the views to the REST API and the two WebSockets
 // (chat: /v1/sessions/{id}/ws; live view: /v1/workflows/{id}/watch?since_version=).
+//
+// Routes (the hash): #session=<id> (a workflow session), #project=<id>&session=<id>
+// (a project session: plan mode), #project=<id> and #workflow=<id> (open a new
+// session there), nothing (the picker).
 
 import { api, ApiError, download, getToken, setToken, socketUrl } from "./js/api.js";
 import { ChatView } from "./js/chat.js";
-import { renderDiagram } from "./js/diagram.js";
-import { $, clear, h } from "./js/dom.js";
-import { highlightJs, highlightYaml } from "./js/highlight.js";
+import { $ } from "./js/dom.js";
 import { HistoryView } from "./js/history.js";
-import {
-  adaptorLabel,
-  frameChanges,
-  hasCode,
-  parseWorkflow,
-  structuralChanges,
-  summariseChanges,
-} from "./js/model.js";
 import { Picker } from "./js/picker.js";
+import { reviewFrom } from "./js/plan.js";
+import { ProjectView } from "./js/project.js";
 import { ReconnectingSocket } from "./js/socket.js";
-
-const NO_HIGHLIGHT = () => ({ jobs: new Set(), edges: new Set(), triggers: new Set() });
+import { WorkflowPane } from "./js/workflow-pane.js";
 
 const state = {
-  session: null, // {id, workflow_id, read_only}
-  workflow: null, // {id, name, version, yaml}
-  model: null,
-  parseError: null,
-  highlight: NO_HIGHLIGHT(),
-  highlightTurn: null,
-  changes: [],
-  showChanges: false,
-  selectedJob: null,
-  tab: "diagram",
+  session: null, // {id, workflow_id, project_id, read_only}
+  kind: null, // "workflow" | "project" (a project session: no workflow, plan turns)
   turnId: null,
   turnRunning: false,
   awaitingStart: false,
@@ -61,14 +48,12 @@ const el = {
   cancel: $("#cancel-button"),
   hint: $("#composer-hint"),
   contextChip: $("#context-chip"),
-  contextStep: $("#context-step"),
-  diagram: $("#diagram"),
-  changeSummary: $("#change-summary"),
-  yamlView: $("#yaml-view"),
-  codeView: $("#code-view"),
-  stepSelect: $("#step-select"),
-  stepMeta: $("#step-meta"),
-  versionLabel: $("#version-label"),
+  projectLink: $("#project-link"),
+  planToggle: $("#plan-toggle"),
+  planMode: $("#plan-mode"),
+  workflowPane: $("#workflow-pane"),
+  historyPane: $("#history-pane"),
+  projectPane: $("#project-pane"),
 };
 
 // --- feedback -------------------------------------------------------------------------
@@ -144,180 +129,73 @@ function setConnection(which, socketState) {
 
 // --- the workflow pane ---------------------------------------------------------------
 
-function renderTitle() {
-  const name = (state.model && state.model.name) || (state.workflow && state.workflow.name) || "";
-  el.title.textContent = name || "Untitled workflow";
-  el.versionLabel.textContent = state.workflow ? `version ${state.workflow.version}` : "";
-  document.body.dataset.version = state.workflow ? String(state.workflow.version) : "";
-  document.title = name ? `${name} · Planwright` : "Planwright";
-}
+const pane = new WorkflowPane({
+  title: el.title,
+  versionLabel: $("#version-label"),
+  changeSummary: $("#change-summary"),
+  diagram: $("#diagram"),
+  yamlView: $("#yaml-view"),
+  codeView: $("#code-view"),
+  stepSelect: $("#step-select"),
+  stepMeta: $("#step-meta"),
+  contextChip: el.contextChip,
+  contextStep: $("#context-step"),
+  contextClear: $("#context-clear"),
+});
 
-function renderChangeSummary() {
-  clear(el.changeSummary);
-  if (state.parseError) {
-    el.changeSummary.append(
-      h("span", { class: "problem" }, `The diagram cannot be drawn: ${state.parseError}`),
-    );
-    return;
-  }
-  if (!state.workflow || state.workflow.version <= 1 || !state.showChanges) return;
-  el.changeSummary.append(
-    h("span", { class: "chip" }, `v${state.workflow.version}`),
-    ...summariseChanges(state.changes).map((note) =>
-      h("span", { class: `change ${note.kind}` }, note.text),
-    ),
-  );
-}
-
-function renderDiagramPane() {
-  if (!state.model) {
-    clear(el.diagram);
-    return;
-  }
-  renderDiagram(el.diagram, state.model, {
-    highlight: state.highlight,
-    selected: state.selectedJob,
-    onSelect: (key) => selectJob(key, { show: true }),
-  });
-}
-
-function renderYaml() {
-  clear(el.yamlView).append(highlightYaml(state.workflow ? state.workflow.yaml : ""));
-}
-
-// The step on the Step code tab: the one picked, else the first.
-function shownJob() {
-  const jobs = state.model ? state.model.jobs : [];
-  if (state.selectedJob && jobs.some((job) => job.key === state.selectedJob)) return state.selectedJob;
-  return jobs.length ? jobs[0].key : null;
-}
-
-function renderCode() {
-  const jobs = state.model ? state.model.jobs : [];
-  if (state.selectedJob && !jobs.some((job) => job.key === state.selectedJob)) {
-    state.selectedJob = null;
-  }
-  const shown = shownJob();
-  clear(el.stepSelect);
-  for (const job of jobs) {
-    el.stepSelect.append(h("option", { value: job.key, selected: job.key === shown }, job.name));
-  }
-  el.stepSelect.disabled = jobs.length === 0;
-  const job = jobs.find((j) => j.key === shown);
-  clear(el.codeView);
-  if (!job) {
-    el.stepMeta.textContent = "";
-    el.codeView.append(h("span", { class: "muted" }, "This workflow has no steps yet."));
-    return;
-  }
-  el.stepMeta.textContent = `${job.key} · ${adaptorLabel(job.adaptor)}`;
-  if (hasCode(job.body)) el.codeView.append(highlightJs(job.body));
-  else el.codeView.append(h("span", { class: "muted" }, `${job.body || ""}\n\n(no code yet)`));
-}
-
-function renderWorkflow() {
-  renderTitle();
-  renderChangeSummary();
-  renderDiagramPane();
-  renderYaml();
-  renderCode();
-  renderContext();
-}
-
-function selectJob(key, { show } = {}) {
-  state.selectedJob = key;
-  renderDiagramPane();
-  renderCode();
-  if (show) setTab("code");
-}
-
-function setTab(tab) {
-  state.tab = tab;
-  for (const button of document.querySelectorAll(".tab")) {
-    button.setAttribute("aria-selected", String(button.dataset.tab === tab));
-  }
-  for (const panel of document.querySelectorAll(".tab-panel")) {
-    panel.hidden = panel.dataset.panel !== tab;
-  }
-  renderContext();
-}
-
-// The page context a turn carries: on the Step code tab, the selected step.
-function pageContext() {
-  const job = state.tab === "code" ? shownJob() : null;
-  if (job) return { page: "job", job_key: job };
-  return { page: "workflow" };
-}
-
-function renderContext() {
-  const context = pageContext();
-  el.contextChip.hidden = context.page !== "job";
-  const job = state.model && state.model.jobs.find((j) => j.key === context.job_key);
-  el.contextStep.textContent = job ? job.name : context.job_key || "";
-}
-
-// Apply a document version (from a frame, a REST answer or a reload).
+// A new version of the session's workflow: shown, and the history and (for a turn run
+// elsewhere) the conversation follow.
 function applyWorkflow(frame, { initial = false } = {}) {
-  if (!state.workflow) return;
-  if (frame.workflow_id && frame.workflow_id !== state.workflow.id) return;
-  if (!initial && frame.version <= state.workflow.version) return; // already shown
-  const before = state.model;
-  state.workflow = { ...state.workflow, version: frame.version, yaml: frame.yaml };
-  try {
-    state.model = parseWorkflow(frame.yaml);
-    state.parseError = null;
-  } catch (error) {
-    state.parseError = error.message;
-  }
-  if (initial) {
-    state.highlight = NO_HIGHLIGHT();
-    state.changes = [];
-    state.highlightTurn = null;
-    state.showChanges = false;
-  } else {
-    state.showChanges = true;
-    const named = frameChanges(frame.changes);
-    const listed = named.jobs.size + named.edges.size + named.triggers.size + named.removed.length;
-    const marks = named.whole || !listed ? structuralChanges(before, state.model) : named;
-    // Within one turn the highlights add up, so a turn's every change stays visible.
-    const sameTurn = Boolean(frame.turn_id) && frame.turn_id === state.highlightTurn;
-    if (sameTurn) {
-      for (const section of ["jobs", "edges", "triggers"]) {
-        for (const key of marks[section]) state.highlight[section].add(key);
-      }
-      state.changes = [...state.changes, ...(frame.changes || [])];
-    } else {
-      state.highlight = { jobs: marks.jobs, edges: marks.edges, triggers: marks.triggers };
-      state.changes = [...(frame.changes || [])];
-    }
-    state.highlightTurn = frame.turn_id || null;
-  }
-  renderWorkflow();
-  if (!initial) {
-    historyView.refresh();
-    if (frame.turn_id && frame.turn_id !== state.turnId) scheduleConversationRefresh();
-  }
+  if (!pane.apply(frame, { initial }) || initial) return;
+  historyView.refresh();
+  if (frame.turn_id && frame.turn_id !== state.turnId) scheduleConversationRefresh();
 }
 
 // --- the chat ---------------------------------------------------------------------
 
-const chat = new ChatView($("#messages"), {
-  onConfirm: (requestId, approved) => {
-    if (!state.chatSocket || !state.chatSocket.send({ type: "confirm", request_id: requestId, approved })) {
-      return false;
-    }
-    state.pendingConfirm = null;
-    state.turnRunning = true;
-    updateComposer();
-    return true;
+// Answer a confirmation or a plan review; false when not connected (nothing sent).
+function sendConfirm(requestId, approved, feedback) {
+  const frame = { type: "confirm", request_id: requestId, approved };
+  if (feedback) frame.feedback = feedback;
+  if (!state.chatSocket || !state.chatSocket.send(frame)) return false;
+  if (state.pendingConfirm && state.pendingConfirm.plan) projectView.answered(approved, feedback);
+  state.pendingConfirm = null;
+  state.turnRunning = true;
+  updateComposer();
+  return true;
+}
+
+const chat = new ChatView($("#messages"), { onConfirm: sendConfirm });
+
+const projectView = new ProjectView(
+  {
+    pane: el.projectPane,
+    name: $("#project-name"),
+    status: $("#plan-status"),
+    list: $("#project-workflows"),
   },
-});
+  { onError: reportError },
+);
+
+function showPlan(review) {
+  state.turnId = review.turn_id || state.turnId;
+  state.pendingConfirm = review; // .plan set: a plan review
+  state.turnRunning = false;
+  state.awaitingStart = false;
+  chat.plan(review, { readOnly: state.session.read_only });
+  projectView.proposed(review);
+  updateComposer();
+}
 
 function updateComposer() {
   const connected = state.chatSocket && state.chatSocket.isOpen;
   const busy = state.turnRunning || state.awaitingStart;
   let hint = "";
-  if (state.pendingConfirm) hint = "Answer the confirmation above first.";
+  if (state.pendingConfirm && state.pendingConfirm.plan) {
+    hint = state.session.read_only
+      ? "A plan is waiting for an editor's review."
+      : "Review the plan above first: approve, adjust or reject it.";
+  } else if (state.pendingConfirm) hint = "Answer the confirmation above first.";
   else if (busy) hint = "Working…";
   else if (state.session && !connected) hint = "Not connected: waiting to reconnect…";
   else if (state.session && state.session.read_only) hint = "Read-only: questions only.";
@@ -330,7 +208,9 @@ function updateComposer() {
 function sendTurn() {
   const content = el.input.value.trim();
   if (!content || el.send.disabled) return;
-  if (!state.chatSocket || !state.chatSocket.send({ type: "turn", content, context: pageContext() })) {
+  const frame = { type: "turn", content, context: pane.pageContext() };
+  if (el.planMode.checked && !state.session.read_only) frame.mode = "plan";
+  if (!state.chatSocket || !state.chatSocket.send(frame)) {
     banner("Not connected, so the message was not sent; it is still in the box.", "warn");
     return;
   }
@@ -365,7 +245,15 @@ function onChatFrame(frame) {
       chat.status(frame);
       break;
     case "workflow":
-      applyWorkflow(frame);
+      if (state.kind === "project") projectView.workflowFrame(frame);
+      else applyWorkflow(frame);
+      break;
+    case "plan.proposed":
+      showPlan(reviewFrom(frame));
+      break;
+    case "plan.progress":
+      chat.progress(frame);
+      projectView.progress(frame);
       break;
     case "confirm.required":
       state.turnId = frame.turn_id;
@@ -384,7 +272,8 @@ function onChatFrame(frame) {
       break;
     case "turn.completed":
       endTurn(frame);
-      historyView.refresh();
+      if (state.kind === "project") projectView.load(state.session.project_id);
+      else historyView.refresh();
       break;
     case "error":
       chat.error(frame);
@@ -417,7 +306,10 @@ async function refreshConversation() {
       chat.renderHistory(detail.messages);
       state.messageCount = detail.messages.length;
     }
-    applyWorkflow({ ...detail.workflow, workflow_id: detail.workflow.id, changes: [] });
+    if (detail.workflow) {
+      applyWorkflow({ ...detail.workflow, workflow_id: detail.workflow.id, changes: [] });
+    }
+    if (state.kind === "project") await projectView.load(state.session.project_id);
   } catch (error) {
     reportError(error);
   }
@@ -479,35 +371,131 @@ function stopSockets() {
   state.wasLost = false;
 }
 
-function sessionIdFromHash() {
-  const params = new URLSearchParams(window.location.hash.replace(/^#/, ""));
-  return params.get("session");
+function hashParams() {
+  return new URLSearchParams(window.location.hash.replace(/^#/, ""));
 }
 
-async function openWorkflow(workflowId, readOnly, problems = []) {
+// A hash change that replaces the current entry (Back skips the #project=/#workflow= step).
+function replaceHash(hash) {
+  window.location.replace(`${window.location.pathname}${window.location.search}#${hash}`);
+}
+
+async function openWorkflow(workflowId, readOnly, problems = [], { replace = false } = {}) {
   try {
     const session = await api("POST", "/v1/sessions", { workflow_id: workflowId, read_only: readOnly });
     if (problems.length) state.nextBanner = `Imported with problems to fix: ${problems.join("; ")}`;
-    window.location.hash = `session=${encodeURIComponent(session.id)}`;
+    const hash = `session=${encodeURIComponent(session.id)}`;
+    if (replace) replaceHash(hash);
+    else window.location.hash = hash;
   } catch (error) {
     reportError(error);
+    if (replace) replaceHash("");
+  }
+}
+
+// A new project session (its turns plan the project), shown at #project=<id>&session=<id>.
+async function openProject(projectId, { replace = false } = {}) {
+  try {
+    const session = await api("POST", "/v1/sessions", { project_id: projectId, read_only: false });
+    const hash = `project=${encodeURIComponent(projectId)}&session=${encodeURIComponent(session.id)}`;
+    if (replace) replaceHash(hash);
+    else window.location.hash = hash;
+  } catch (error) {
+    reportError(error);
+    if (replace) replaceHash("");
   }
 }
 
 async function showPicker() {
   stopSockets();
   state.session = null;
-  state.workflow = null;
+  state.kind = null;
+  pane.open(null);
   el.sessionView.hidden = true;
   el.pickerView.hidden = false;
   el.navWorkflows.hidden = true;
   el.badge.hidden = true;
+  el.projectLink.hidden = true;
   el.title.textContent = "";
   el.connection.textContent = "";
   el.connection.dataset.state = "idle";
   document.body.dataset.view = "picker";
+  delete document.body.dataset.kind;
   document.title = "Planwright";
   await picker.show();
+}
+
+// The topbar link from a workflow session to its project.
+async function showProjectLink(projectId) {
+  el.projectLink.hidden = !projectId;
+  if (!projectId) return;
+  el.projectLink.href = `#project=${encodeURIComponent(projectId)}`;
+  el.projectLink.textContent = "Project";
+  try {
+    const project = await api("GET", `/v1/projects/${encodeURIComponent(projectId)}`);
+    if (state.session && state.session.project_id === projectId) {
+      el.projectLink.textContent = `${project.name} ›`;
+    }
+  } catch {
+    /* the link still works; the name is a nicety */
+  }
+}
+
+function layout(kind, readOnly) {
+  const project = kind === "project";
+  document.body.dataset.view = "session";
+  document.body.dataset.kind = kind;
+  document.body.dataset.mode = readOnly ? "read-only" : "edit";
+  el.pickerView.hidden = true;
+  el.sessionView.hidden = false;
+  el.workflowPane.hidden = project;
+  el.historyPane.hidden = project;
+  el.projectPane.hidden = !project;
+  el.navWorkflows.hidden = false;
+  el.badge.hidden = false;
+  el.badge.textContent = readOnly ? "Read-only" : project ? "Planning" : "Editing";
+  el.badge.dataset.mode = readOnly ? "read-only" : "edit";
+  el.readonlyNotice.hidden = !readOnly;
+  el.planToggle.hidden = readOnly;
+  el.planMode.checked = project && !readOnly;
+  el.contextChip.hidden = true;
+  if (project) {
+    el.input.placeholder = readOnly
+      ? "Ask about this project's plan…"
+      : "Paste a spec or SOP with several processes, or ask for a change to the plan… (Enter to send)";
+  } else {
+    el.input.placeholder = readOnly
+      ? "Ask about this workflow, e.g. “what happens when the coverage check fails?”"
+      : "Describe or change the workflow… (Enter to send, Shift+Enter for a new line)";
+  }
+}
+
+function startChatSocket(sessionId) {
+  state.chatSocket = new ReconnectingSocket(
+    () => socketUrl(`/v1/sessions/${encodeURIComponent(sessionId)}/ws`),
+    {
+      onFrame: onChatFrame,
+      onState: (socketState) => setConnection("chat", socketState),
+      onOpen: (reconnected) => {
+        if (reconnected) catchUp();
+      },
+    },
+  ).start();
+}
+
+function startWatchSocket(workflowId) {
+  state.watchSocket = new ReconnectingSocket(
+    () =>
+      socketUrl(`/v1/workflows/${encodeURIComponent(workflowId)}/watch`, {
+        since_version: pane.workflow ? pane.workflow.version : undefined,
+      }),
+    {
+      onFrame: (frame) => {
+        if (frame.type === "workflow") applyWorkflow(frame);
+      },
+      onState: (socketState) => setConnection("watch", socketState),
+    },
+  ).start();
 }
 
 async function openSession(sessionId) {
@@ -530,71 +518,64 @@ async function openSession(sessionId) {
   state.nextBanner = null;
   el.tokenForm.classList.remove("attention");
   const readOnly = detail.read_only;
-  state.session = { id: detail.id, workflow_id: detail.workflow_id, read_only: readOnly };
-  state.workflow = { ...detail.workflow };
-  state.model = null;
-  state.selectedJob = null;
+  const projectId = detail.project_id || (detail.workflow && detail.workflow.project_id) || null;
+  const kind = detail.workflow ? "workflow" : "project";
+  state.kind = kind;
+  state.session = { id: detail.id, workflow_id: detail.workflow_id, project_id: projectId, read_only: readOnly };
+  pane.open(detail.workflow);
   state.turnId = null;
   state.turnRunning = false;
   state.awaitingStart = false;
   state.pendingConfirm = null;
-  document.body.dataset.view = "session";
-  document.body.dataset.mode = readOnly ? "read-only" : "edit";
-  el.pickerView.hidden = true;
-  el.sessionView.hidden = false;
-  el.navWorkflows.hidden = false;
-  el.badge.hidden = false;
-  el.badge.textContent = readOnly ? "Read-only" : "Editing";
-  el.badge.dataset.mode = readOnly ? "read-only" : "edit";
-  el.readonlyNotice.hidden = !readOnly;
-  el.input.placeholder = readOnly
-    ? "Ask about this workflow, e.g. “what happens when the coverage check fails?”"
-    : "Describe or change the workflow… (Enter to send, Shift+Enter for a new line)";
+  layout(kind, readOnly);
 
-  chat.renderHistory(detail.messages);
+  chat.renderHistory(detail.messages, { project: kind === "project" });
   state.messageCount = detail.messages.length;
-  applyWorkflow({ ...detail.workflow, workflow_id: detail.workflow.id, changes: [] }, { initial: true });
-  if (detail.pending_confirmation) {
-    // A turn paused for confirmation (e.g. started on another device).
-    state.pendingConfirm = detail.pending_confirmation;
-    chat.startTurn(detail.pending_confirmation.turn_id || null);
-    chat.confirm(detail.pending_confirmation, { readOnly });
+  if (kind === "workflow") {
+    applyWorkflow({ ...detail.workflow, workflow_id: detail.workflow.id, changes: [] }, { initial: true });
+    showProjectLink(projectId);
+    historyView.open(detail.workflow_id, { readOnly });
+    historyView.refresh();
+  } else {
+    el.projectLink.hidden = true;
+    projectView.reset();
+    const project = await projectView.load(projectId);
+    el.title.textContent = project ? project.name : "Project";
+    document.title = project ? `${project.name} · Planwright` : "Planwright";
+    document.body.dataset.version = "";
   }
-  historyView.open(detail.workflow_id, { readOnly });
-  historyView.refresh();
+  const pending = detail.pending_confirmation;
+  const review = reviewFrom(pending);
+  if (review) {
+    // A plan waiting for review (proposed before a reload, or on another device).
+    chat.startTurn(review.turn_id);
+    showPlan(review);
+  } else if (pending) {
+    // A turn paused for confirmation (e.g. started on another device).
+    state.pendingConfirm = pending;
+    chat.startTurn(pending.turn_id || null);
+    chat.confirm(pending, { readOnly });
+  }
 
-  state.chatSocket = new ReconnectingSocket(
-    () => socketUrl(`/v1/sessions/${encodeURIComponent(detail.id)}/ws`),
-    {
-      onFrame: onChatFrame,
-      onState: (socketState) => setConnection("chat", socketState),
-      onOpen: (reconnected) => {
-        if (reconnected) catchUp();
-      },
-    },
-  ).start();
-  state.watchSocket = new ReconnectingSocket(
-    () =>
-      socketUrl(`/v1/workflows/${encodeURIComponent(detail.workflow_id)}/watch`, {
-        since_version: state.workflow ? state.workflow.version : undefined,
-      }),
-    {
-      onFrame: (frame) => {
-        if (frame.type === "workflow") applyWorkflow(frame);
-      },
-      onState: (socketState) => setConnection("watch", socketState),
-    },
-  ).start();
+  state.socketStates = kind === "project" ? { chat: "idle" } : { chat: "idle", watch: "idle" };
+  startChatSocket(detail.id);
+  if (kind === "workflow") startWatchSocket(detail.workflow_id);
   updateComposer();
 }
 
 async function route() {
-  const sessionId = sessionIdFromHash();
-  if (sessionId) await openSession(sessionId);
+  const params = hashParams();
+  if (params.get("session")) await openSession(params.get("session"));
+  else if (params.get("project")) await openProject(params.get("project"), { replace: true });
+  else if (params.get("workflow")) await openWorkflow(params.get("workflow"), false, [], { replace: true });
   else await showPicker();
 }
 
-const picker = new Picker($("#picker-view"), { onOpen: openWorkflow, onError: reportError });
+const picker = new Picker($("#picker-view"), {
+  onOpen: openWorkflow,
+  onOpenProject: (projectId) => openProject(projectId),
+  onError: reportError,
+});
 
 // --- wiring -------------------------------------------------------------------------
 
@@ -623,16 +604,13 @@ el.input.addEventListener("keydown", (event) => {
 el.cancel.addEventListener("click", () => {
   if (state.chatSocket) state.chatSocket.send({ type: "cancel" });
 });
-$("#context-clear").addEventListener("click", () => setTab("diagram"));
-for (const button of document.querySelectorAll(".tab")) {
-  button.addEventListener("click", () => setTab(button.dataset.tab));
-}
-el.stepSelect.addEventListener("change", () => selectJob(el.stepSelect.value));
-$("#export-button").addEventListener("click", async () => {
-  if (!state.workflow) return;
-  const name = ((state.model && state.model.name) || "workflow").replace(/[^\w.-]+/g, "-");
+$("#export-button").addEventListener("click", () => pane.exportYaml().catch(reportError));
+$("#project-export").addEventListener("click", async () => {
+  const projectId = state.session && state.session.project_id;
+  if (!projectId) return;
+  const name = (projectView.name || "project").replace(/[^\w.-]+/g, "-");
   try {
-    await download(`/v1/workflows/${encodeURIComponent(state.workflow.id)}/export`, `${name}.yaml`);
+    await download(`/v1/projects/${encodeURIComponent(projectId)}/export?format=lightning`, `${name}.yaml`);
   } catch (error) {
     reportError(error);
   }
@@ -640,6 +618,6 @@ $("#export-button").addEventListener("click", async () => {
 window.addEventListener("hashchange", route);
 
 // Exposed for debugging in the browser console (and for tests to read state).
-window.planwright = { state };
+window.planwright = { state, pane, projectView };
 
 route();

@@ -74,16 +74,21 @@ class PageErrors(list[str]):
 
 @pytest.fixture
 def open_page(browser: Any) -> Iterator[Callable[..., Any]]:
-    """``open_page(url, token=EDITOR)`` -> a Playwright page in a fresh browser context
-    (its own localStorage), with the token already saved as if typed in."""
+    """``open_page(url, token=EDITOR, setup=None)`` -> a Playwright page in a fresh browser
+    context (its own localStorage), with the token already saved as if typed in;
+    ``setup(context)`` runs before the page opens (e.g. to install routes)."""
     contexts: list[Any] = []
     errors = PageErrors()
 
-    def open_(url: str, token: str | None = EDITOR) -> Any:
+    def open_(
+        url: str, token: str | None = EDITOR, setup: Callable[[Any], None] | None = None
+    ) -> Any:
         context = browser.new_context(viewport=VIEWPORT)
         context.set_default_timeout(15_000)
         if token:
             context.add_init_script(f"localStorage.setItem('planwright.token', {token!r});")
+        if setup is not None:
+            setup(context)
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))

@@ -1,6 +1,8 @@
-// The conversation pane: messages, per-tool status lines, confirmation cards, errors.
+// The conversation pane: messages, per-tool status lines, confirmation cards, plan
+// cards and per-workflow build progress, errors.
 
 import { h, clear } from "./dom.js";
+import { planCard } from "./plan.js";
 
 const ERROR_TEXT = {
   busy: "Another turn is running on this workflow. Wait for it to finish, then send again.",
@@ -13,6 +15,7 @@ export class ChatView {
     this.root = root;
     this.onConfirm = onConfirm;
     this.turn = null; // {id, el, statuses, bubble}
+    this.planNames = new Map(); // workflow key -> name, from the latest plan card
   }
 
   nearBottom() {
@@ -44,15 +47,19 @@ export class ChatView {
     );
   }
 
-  renderHistory(messages) {
+  renderHistory(messages, { project = false } = {}) {
     this.reset();
     if (!messages.length) {
       this.append(
         h(
           "div",
           { class: "msg system" },
-          "Start by describing the workflow, e.g. “create a workflow that gets referrals from http, " +
-            "checks coverage with fhir, then emails the coordinator with gmail”.",
+          project
+            ? "Paste a spec or SOP that describes several processes (a heading per process, with " +
+                "its steps) and send it with Plan on: you review the proposed workflows before " +
+                "anything is built."
+            : "Start by describing the workflow, e.g. “create a workflow that gets referrals from http, " +
+                "checks coverage with fhir, then emails the coordinator with gmail”.",
         ),
       );
     }
@@ -101,7 +108,39 @@ export class ChatView {
     }
   }
 
-  status(frame, info = false) {
+  // A proposed plan (see plan.js); an earlier card of the same turn stays, answered.
+  plan(review, { readOnly }) {
+    const turn = this.ensureTurn(review.turn_id);
+    this.clearThinking();
+    this.planNames = new Map(review.plan.workflows.map((w) => [w.key, w.name]));
+    const card = planCard(review, { readOnly, onAnswer: this.onConfirm });
+    turn.el.append(card);
+    this.scrollToEnd();
+    return card;
+  }
+
+  // plan.progress: one line per planned workflow, spinning while it builds.
+  progress(frame) {
+    const name = this.planNames.get(frame.workflow_key) || frame.workflow_key;
+    const tool = `plan:${frame.workflow_key}`;
+    const detail = frame.message ? `: ${frame.message}` : "";
+    const failed = frame.status === "failed";
+    if (frame.status === "building") {
+      this.status({ turn_id: frame.turn_id, phase: "spinner", tool, text: `Building ${name}…` });
+    } else {
+      const text = failed ? `Could not build ${name}${detail}` : `Built ${name}${detail}`;
+      this.status({ turn_id: frame.turn_id, phase: "settled", tool, text }, false, { failed });
+    }
+    const lines = [...this.turn.el.querySelectorAll("li.status")].filter((li) => li.dataset.tool === tool);
+    const li = lines[lines.length - 1];
+    if (li) {
+      li.classList.add("plan-progress");
+      li.dataset.workflowKey = frame.workflow_key;
+      li.dataset.status = frame.status;
+    }
+  }
+
+  status(frame, info = false, { failed = false } = {}) {
     const turn = this.ensureTurn(frame.turn_id);
     this.clearThinking();
     // Status lines group in lists, in order with the cards and text around them.
@@ -131,9 +170,10 @@ export class ChatView {
       li.classList.remove("spinning");
       li.classList.add("settled");
       if (info) li.classList.add("info");
+      if (failed) li.classList.add("failed");
       const icon = li.querySelector(".spinner, .icon");
       icon.className = "icon";
-      icon.textContent = info ? "→" : "✓";
+      icon.textContent = info ? "→" : failed ? "✗" : "✓";
       li.querySelector(".status-text").textContent = frame.text;
     }
     if (this.nearBottom()) this.scrollToEnd();
@@ -209,6 +249,9 @@ export class ChatView {
     }
     if (this.turn.bubble) this.turn.bubble.classList.remove("streaming");
     for (const outcome of this.turn.el.querySelectorAll(".confirm-card.approved .confirm-outcome")) {
+      outcome.textContent = "Approved.";
+    }
+    for (const outcome of this.turn.el.querySelectorAll(".plan-card.approved .plan-outcome")) {
       outcome.textContent = "Approved.";
     }
     if (frame && frame.type === "turn.completed") this.turn.el.dataset.version = frame.version;

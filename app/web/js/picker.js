@@ -1,13 +1,18 @@
-// Pick, create or import a workflow, then open a session on it.
+// Pick, create or import a workflow (then open a session on it), or open or create a project.
 
 import { api } from "./api.js";
 import { $, h, clear, formatTime } from "./dom.js";
 
 export class Picker {
-  constructor(root, { onOpen, onError }) {
+  constructor(root, { onOpen, onOpenProject, onError }) {
     this.root = root;
     this.onOpen = onOpen; // (workflowId, readOnly, problems?) => Promise
+    this.onOpenProject = onOpenProject; // (projectId) => void
     this.onError = onError;
+    $("#new-project-form", root).addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.createProject();
+    });
     $("#new-form", root).addEventListener("submit", (event) => {
       event.preventDefault();
       this.create();
@@ -23,6 +28,51 @@ export class Picker {
   }
 
   async show() {
+    await Promise.all([this.showProjects(), this.showWorkflows()]);
+  }
+
+  async showProjects() {
+    const rows = $("#project-rows", this.root);
+    clear(rows);
+    let projects = [];
+    try {
+      projects = await api("GET", "/v1/projects");
+    } catch (error) {
+      this.onError(error);
+    }
+    $("#projects-empty", this.root).hidden = projects.length > 0;
+    $("#project-table", this.root).hidden = projects.length === 0;
+    for (const project of projects) {
+      rows.append(
+        h(
+          "tr",
+          { "data-project-id": project.id },
+          h("td", { class: "project-name" }, project.name),
+          h("td", {}, String(project.workflow_count)),
+          h("td", { class: "muted" }, formatTime(project.updated_at)),
+          h(
+            "td",
+            { class: "row-actions" },
+            h("button", { type: "button", class: "open-project", onclick: () => this.onOpenProject(project.id) }, "Open"),
+          ),
+        ),
+      );
+    }
+  }
+
+  async createProject() {
+    const input = $("#new-project-name", this.root);
+    const name = input.value.trim();
+    try {
+      const project = await api("POST", "/v1/projects", name ? { name } : {});
+      input.value = "";
+      this.onOpenProject(project.id);
+    } catch (error) {
+      this.onError(error);
+    }
+  }
+
+  async showWorkflows() {
     const rows = $("#workflow-rows", this.root);
     clear(rows);
     let workflows = [];
