@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -88,6 +88,8 @@ class FakeProject:
         self.plan = copy.deepcopy(PLAN)
         self.delta: dict[str, Any] | None = None
         self.fail: set[str] = set()
+        self.stall = False
+        self.queue: Iterator[dict[str, Any]] = iter(())
         self.socket: Any = None
 
     def install(self, context: Any) -> None:
@@ -173,58 +175,45 @@ class FakeProject:
     def build(self) -> None:
         self.pending = None
         self.record("building")
+        self.queue = self.build_frames()
+        self.pump()
+
+    def pump(self) -> None:
+        """Send the build's frames; with ``stall`` set, stop after the first workflow frame
+        (the test looks at the page mid-build, then pumps the rest)."""
+        for frame in self.queue:
+            self.send(frame)
+            if self.stall and frame["type"] == "workflow":
+                self.stall = False
+                return
+
+    def build_frames(self) -> Iterator[dict[str, Any]]:
+        outcomes = self.project["plan"]["workflows"]
         for number, key in enumerate(self.plan["order"], 1):
             workflow_id = f"w{number}"
-            self.send(
-                {
-                    "type": "plan.progress",
-                    "turn_id": "t1",
-                    "workflow_key": key,
-                    "workflow_id": None,
-                    "status": "building",
-                }
-            )
-            outcomes = self.project["plan"]["workflows"]
+            progress = {"type": "plan.progress", "turn_id": "t1", "workflow_key": key}
+            yield {**progress, "workflow_id": None, "status": "building"}
             if key in self.fail:
                 outcomes[key] = {"status": "failed", "workflow_id": None, "message": NO_ADAPTOR}
-                self.send(
-                    {
-                        "type": "plan.progress",
-                        "turn_id": "t1",
-                        "workflow_key": key,
-                        "workflow_id": None,
-                        "status": "failed",
-                        "message": NO_ADAPTOR,
-                    }
-                )
+                yield {**progress, "workflow_id": None, "status": "failed", "message": NO_ADAPTOR}
                 continue
-            outcomes[key] = {"status": "built", "workflow_id": workflow_id, "message": ""}
             name = next(w["name"] for w in self.plan["workflows"] if w["key"] == key)
             self.project["workflows"].append(
                 {"id": workflow_id, "name": name, "version": 2, "position": number - 1}
             )
-            self.send(
-                {
-                    "type": "workflow",
-                    "turn_id": "t1",
-                    "workflow_id": workflow_id,
-                    "version": 2,
-                    "yaml": "name: x\n",
-                    "changes": [{"kind": "job", "key": "a", "action": "added"}],
-                }
-            )
-            self.send(
-                {
-                    "type": "plan.progress",
-                    "turn_id": "t1",
-                    "workflow_key": key,
-                    "workflow_id": workflow_id,
-                    "status": "built",
-                }
-            )
+            yield {
+                "type": "workflow",
+                "turn_id": "t1",
+                "workflow_id": workflow_id,
+                "version": 2,
+                "yaml": "name: x\n",
+                "changes": [{"kind": "job", "key": "a", "action": "added"}],
+            }
+            outcomes[key] = {"status": "built", "workflow_id": workflow_id, "message": ""}
+            yield {**progress, "workflow_id": workflow_id, "status": "built"}
         self.record("partial" if self.fail else "built")
-        self.send({"type": "message", "turn_id": "t1", "text": "Built the plan."})
-        self.send({"type": "turn.completed", "turn_id": "t1", "version": None})
+        yield {"type": "message", "turn_id": "t1", "text": "Built the plan."}
+        yield {"type": "turn.completed", "turn_id": "t1", "version": None}
 
 
 @pytest.fixture
@@ -408,3 +397,22 @@ def test_a_reviewer_sees_the_plan_but_cannot_answer_it(
     expect(card.locator("button")).to_have_count(0)
     expect(page.locator("#plan-toggle")).to_be_hidden()
     expect(page.locator("#composer-hint")).to_have_text("A plan is waiting for an editor's review.")
+
+
+def test_a_workflow_frame_mid_build_shows_in_the_entry_being_built(
+    server: LiveServer, open_page: OpenPage, fake: FakeProject
+) -> None:
+    fake.stall = True
+    page = open_project(server, open_page, fake)
+    propose(page).locator("button.approve").click()
+    entry = page.locator('.project-workflow[data-key="intake"]')
+    expect(entry).to_have_attribute("data-status", "building")
+    expect(entry).to_have_attribute("data-workflow-id", "w1")  # from the workflow frame
+    expect(entry.locator(".wf-live")).to_have_text("Last change: 1 change")
+    expect(page.locator("#plan-status")).to_have_text("Building: 0 of 4 built.")
+    expect(page.locator('li.plan-progress[data-status="building"]')).to_have_text(
+        "Building Referral intake…"
+    )
+    fake.pump()
+    page.wait_for_selector('body[data-turn="idle"]')
+    expect(page.locator('.project-workflow[data-status="built"]')).to_have_count(4)

@@ -83,6 +83,7 @@ export class ProjectView {
     this.project = null;
     this.record = null;
     this.live = new Map(); // workflow_id -> {version, note} from workflow frames
+    this.building = null; // the key plan.progress says is building now
   }
 
   reset() {
@@ -140,6 +141,7 @@ export class ProjectView {
   progress(frame) {
     const record = this.ensureRecord();
     if (record.status === "proposed") record.status = "building";
+    this.building = frame.status === "building" ? frame.workflow_key : null;
     const outcome = record.workflows[frame.workflow_key] || {};
     record.workflows[frame.workflow_key] = {
       ...outcome,
@@ -151,8 +153,14 @@ export class ProjectView {
   }
 
   // A workflow frame with its workflow_id: the new version shows in that entry.
+  // While a planned workflow builds, the frames of a workflow no entry holds yet are its.
   workflowFrame(frame) {
     if (!frame.workflow_id) return;
+    const outcomes = this.record ? this.record.workflows || {} : {};
+    const known = Object.values(outcomes).some((o) => o.workflow_id === frame.workflow_id);
+    if (!known && this.building && outcomes[this.building]) {
+      outcomes[this.building].workflow_id = frame.workflow_id;
+    }
     const changes = (frame.changes || []).filter((c) => c.key !== "*");
     const note = changes.length ? `${changes.length} change${changes.length === 1 ? "" : "s"}` : "";
     this.live.set(frame.workflow_id, { version: frame.version, note });
