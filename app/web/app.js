@@ -6,6 +6,7 @@
 // session there), nothing (the picker).
 
 import { api, ApiError, download, getToken, setToken, socketUrl } from "./js/api.js";
+import { banner, hideBanner, reportError } from "./js/banner.js";
 import { ChatView } from "./js/chat.js";
 import { $ } from "./js/dom.js";
 import { HistoryView } from "./js/history.js";
@@ -37,8 +38,6 @@ const el = {
   navWorkflows: $("#nav-workflows"),
   tokenForm: $("#token-form"),
   tokenInput: $("#token-input"),
-  banner: $("#banner"),
-  bannerText: $("#banner-text"),
   pickerView: $("#picker-view"),
   sessionView: $("#session-view"),
   readonlyNotice: $("#readonly-notice"),
@@ -57,40 +56,6 @@ const el = {
 };
 
 // --- feedback -------------------------------------------------------------------------
-
-let bannerTimer = null;
-
-function banner(text, kind = "error", { autoHideMs } = {}) {
-  clearTimeout(bannerTimer);
-  el.banner.dataset.kind = kind;
-  el.bannerText.textContent = text;
-  el.banner.hidden = false;
-  if (autoHideMs) bannerTimer = setTimeout(hideBanner, autoHideMs);
-}
-
-function hideBanner() {
-  el.banner.hidden = true;
-  delete el.banner.dataset.kind;
-}
-
-function reportError(error) {
-  if (error instanceof ApiError && error.isAuth) {
-    el.tokenForm.classList.add("attention");
-    banner(
-      getToken()
-        ? "The server refused this token. Enter a valid token in the Token field (top right) and press Save."
-        : "This server needs a token. Enter it in the Token field (top right) and press Save.",
-      "auth",
-    );
-    el.tokenInput.focus();
-    return;
-  }
-  if (error instanceof ApiError && error.isForbidden) {
-    banner(`Not allowed: ${error.message}`, "auth");
-    return;
-  }
-  banner(error.message || String(error), "error");
-}
 
 function setConnection(which, socketState) {
   state.socketStates[which] = socketState;
