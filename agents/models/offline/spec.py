@@ -1,0 +1,377 @@
+"""Reading a structured spec into a project plan (plan mode, offline; README "Plan mode:
+the spec format").
+
+A spec is an optional title line and intro, then one section per process: a
+markdown heading (``## Coverage check``) or a numbered line on its own
+(``1. Coverage check``), followed by its steps (a list or sentences). Lines of a
+section say more than steps:
+
+* ``Purpose: ...`` (or prose before the list, or a sentence in the third person,
+  "Checks the member's coverage.") is the purpose; otherwise the first step is;
+* ``Every day at 7.`` / ``Schedule: each Monday at 9`` make it a cron workflow
+  (the offline schedule parser reads them); the default is a webhook;
+* ``After Intake.`` / ``Uses Intake's result.`` / ``Once Intake is done.`` /
+  ``Depends on: Intake, Coverage check`` make it depend on other sections, named
+  by heading or key; a heading may say it in brackets: ``## Coverage check (after
+  Intake)``;
+* ``Inputs: ...`` / ``Outputs: ...`` name the data; without them a dependent
+  receives "<X> result" and X hands it over, so the contracts say something.
+
+Precise or silent: what is not such a structure (fewer than two sections, a
+section without steps, a line that fits nowhere, a dependency on a section that
+does not exist, a cycle) is refused with what was understood and the format that
+is expected, and nothing changes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from agents.models.offline import spec_patterns as P
+from agents.models.offline.grammar import VERBS, imperative, norm, oxford
+from agents.models.offline.schedule import describe_cron, find_schedule
+from agents.models.offline.spec_layout import Problems, Section, split
+from tools.plan import (
+    PlannedTrigger,
+    PlannedWorkflow,
+    ProjectPlan,
+    check_plan,
+    leaf_first_order,
+)
+from tools.plan.model import MAX_WORKFLOWS
+
+FORMAT_HELP = (
+    "Write the spec as one section per process: a heading on its own line "
+    '("## Coverage check", or "1. Coverage check"), then its steps, one per line or '
+    'sentence. In a section, "Every day at 7." sets a schedule (the default is a webhook), '
+    '"After Intake." or "Uses Intake\'s result." names a process it depends on, and '
+    '"Purpose:", "Inputs:" and "Outputs:" lines describe it. The format is described in '
+    'the README, "Plan mode: the spec format".'
+)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The text could not be read as a plan (or a revision): say why; nothing changes."""
+
+    text: str
+
+
+def read_spec(text: str, project_slug: str = "") -> ProjectPlan | Refusal:
+    """The plan a structured spec describes, or a refusal. Keys come from the headings
+    only (never from ``project_slug`` or the position), so the same heading keeps its key
+    across revisions and :func:`tools.plan.plan_delta` compares like with like; the slug
+    only shapes webhook paths, through :func:`tools.plan.contracts`."""
+    del project_slug
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    title, intro, sections, problems = split(lines)
+    if len(sections) > MAX_WORKFLOWS:
+        problems.insert(0, f"A plan has at most {MAX_WORKFLOWS} workflows.")
+        return _refusal(title, sections, problems)
+    for section in sections:
+        _read_section(section, sections, problems)
+    if len(sections) < 2:
+        found = "one process section" if sections else "no process sections"
+        problems.insert(0, f"I found {found}; a plan needs at least two.")
+    if problems:
+        return _refusal(title, sections, problems)
+    plan = _plan(title, intro, sections, problems)
+    if plan is None:
+        return _refusal(title, sections, problems)
+    checked = check_plan(plan)
+    if checked:
+        return _refusal(title, sections, [p.message for p in checked])
+    return plan
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def _read_section(section: Section, sections: list[Section], problems: Problems) -> None:
+    item_rows = [i for i, line in enumerate(section.lines) if P.ITEM.match(line)]
+    first_item = item_rows[0] if item_rows else len(section.lines)
+    for row, raw in enumerate(section.lines):
+        line = raw.strip()
+        if not line:
+            continue
+        item = P.ITEM.match(raw)
+        units = [item.group("text")] if item else P.SENTENCE_SPLIT.split(line)
+        for unit in units:
+            unit = unit.strip().rstrip(".").strip()
+            if unit:
+                intro = item is None and row < first_item and bool(item_rows)
+                _read_unit(section, unit, sections, problems, intro=intro, item=bool(item))
+    if not section.steps:
+        problems.add(f'The section "{section.name}" has no steps.')
+
+
+def _read_unit(
+    section: Section,
+    unit: str,
+    sections: list[Section],
+    problems: Problems,
+    *,
+    intro: bool,
+    item: bool,
+) -> None:
+    labelled = P.LABELLED.match(unit)
+    if labelled:
+        _labelled(
+            section,
+            P.LABELS[" ".join(labelled["label"].lower().split())],
+            labelled,
+            sections,
+            problems,
+        )
+        return
+    if _dependency(section, unit, sections, problems):
+        return
+    if _trigger(section, unit, problems):
+        return
+    if intro or (not item and not section.steps and _describes(unit)):
+        section.description.append(unit)
+        return
+    _step(section, unit, sections)
+
+
+def _labelled(
+    section: Section,
+    kind: str,
+    match: re.Match[str],
+    sections: list[Section],
+    problems: Problems,
+) -> None:
+    value = match.group("value").strip().rstrip(".")
+    if kind == "steps":
+        if value:
+            _step(section, value, sections)
+        return
+    if not value:
+        problems.add(f'"{match.group(0)}" in "{section.name}" says nothing after the colon.')
+    elif kind == "purpose":
+        section.purpose = value
+    elif kind == "trigger":
+        if not _trigger(section, value, problems, labelled=True):
+            problems.add(
+                f'In "{section.name}", I could not read the trigger "{value}" (say e.g. '
+                '"Schedule: every day at 7" or "Trigger: webhook").'
+            )
+    elif kind == "depends":
+        refs = _refs(value, sections)
+        if refs is None:
+            problems.add(_unknown(section, value, sections))
+        else:
+            section.depends += [(key, None) for key in refs]
+    else:
+        items = [v.strip() for v in P.LIST_SPLIT.split(value) if v.strip()]
+        setattr(section, kind, [*(getattr(section, kind) or []), *items])
+
+
+def _dependency(section: Section, unit: str, sections: list[Section], problems: Problems) -> bool:
+    """A sentence that names the sections this one depends on (True: it was one)."""
+    for pattern in (P.AFTER, P.ONCE, P.DEPENDS):
+        match = pattern.match(unit)
+        if match is None:
+            continue
+        ref = match.group("ref")
+        head, comma, tail = ref.partition(",")
+        if comma and tail.strip():
+            # "After Intake, check the coverage": a dependency and a step. "After that,
+            # save it" is a step as said (no section is called "that").
+            first = _refs(head, sections)
+            if first is None:
+                return False
+            section.depends += [(key, None) for key in first]
+            _step(section, tail.strip(), sections)
+            return True
+        refs = _refs(ref, sections)
+        if refs is None:
+            problems.add(_unknown(section, ref, sections))
+        else:
+            section.depends += [(key, None) for key in refs]
+        return True
+    uses = P.USES.match(unit)
+    if uses is None:
+        return False
+    strict = uses.group("ref") or uses.group("ref2")
+    ref = strict or uses.group("ref3")
+    data = uses.group("data") or uses.group("data2") or uses.group("data3")
+    refs = _refs(ref, sections)
+    if refs is None:
+        if strict:
+            problems.add(_unknown(section, ref, sections))
+            return True
+        return False  # "Use the token from the config": a step.
+    named = None if P.GENERIC_DATA.match(data.strip()) else data.strip()
+    section.depends += [(key, named) for key in refs]
+    return True
+
+
+def _trigger(section: Section, unit: str, problems: Problems, *, labelled: bool = False) -> bool:
+    """A sentence that says how the workflow starts (True: it was one)."""
+    if P.WEBHOOK_LINE.match(unit) or (labelled and re.fullmatch(r"(?:a\s+)?webhook", unit, re.I)):
+        _set_trigger(section, PlannedTrigger(type="webhook"), problems)
+        return True
+    schedule = find_schedule(unit)
+    if schedule is None:
+        return False
+    before, after = unit[: schedule.start], unit[schedule.end :]
+    cron = PlannedTrigger(type="cron", cron_expression=schedule.cron)
+    if P.RUN_WORDS.match(before) and P.RUN_WORDS.match(after):
+        _set_trigger(section, cron, problems)
+        return True
+    rest = after.lstrip(" ,:").strip()
+    if P.RUN_WORDS.match(before) and after.lstrip().startswith(",") and rest:
+        # "Every day at 7, fetch the open referrals": the schedule, then a step.
+        _set_trigger(section, cron, problems)
+        _step(section, rest, [])
+        return True
+    problems.add(
+        f'In "{section.name}", "{unit}" has a schedule inside a step: put the schedule on a '
+        'line of its own ("Every day at 7.").'
+    )
+    return True
+
+
+def _set_trigger(section: Section, trigger: PlannedTrigger, problems: Problems) -> None:
+    if section.trigger is not None and section.trigger != trigger:
+        problems.add(f'"{section.name}" is given two different triggers.')
+    section.trigger = trigger
+
+
+def _describes(unit: str) -> bool:
+    """'Checks the member's coverage' (third person) describes; 'Check ...' is a step."""
+    if P.DESCRIPTION_START.match(unit):
+        return True
+    first = unit.split()[0]
+    base = imperative(first)
+    return base.lower() != first.lower() and base.lower() in VERBS
+
+
+def _step(section: Section, unit: str, sections: list[Section]) -> None:
+    section.steps.append(unit)
+    for match in P.POSSESSIVE.finditer(unit):
+        refs = _refs(match.group("ref"), sections) if sections else None
+        if refs is not None:
+            section.depends += [(key, None) for key in refs if key != section.key]
+
+
+def _refs(text: str, sections: list[Section]) -> list[str] | None:
+    """The keys a reference names ('Intake and Coverage check'), or None if any is unknown."""
+    whole = _ref(text, sections)
+    if whole is not None:
+        return [whole]
+    parts = [p for p in P.LIST_SPLIT.split(text) if p.strip()]
+    keys = [_ref(p, sections) for p in parts]
+    if len(parts) < 2 or any(k is None for k in keys):
+        return None
+    return list(dict.fromkeys(k for k in keys if k is not None))
+
+
+def _ref(text: str, sections: list[Section]) -> str | None:
+    wanted = norm(P.REFERENCE_NOISE.sub("", text.strip()))
+    for section in sections:
+        if wanted in (norm(section.name), norm(section.key)):
+            return section.key
+    return None
+
+
+def _unknown(section: Section, ref: str, sections: list[Section]) -> str:
+    names = oxford([f'"{s.name}"' for s in sections], "or")
+    return (
+        f'"{section.name}" depends on "{ref.strip()}", but no section is called that '
+        f"(the sections are {names})."
+    )
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+def _plan(
+    title: str | None, intro: list[str], sections: list[Section], problems: Problems
+) -> ProjectPlan | None:
+    by_key = {s.key: s for s in sections}
+    handed: dict[str, list[str]] = {s.key: [] for s in sections}
+    received: dict[str, list[str]] = {s.key: [] for s in sections}
+    for section in sections:
+        for dep, data in section.depends:
+            source = by_key[dep]
+            items = [data] if data else (source.outputs or [f"{source.name} result"])
+            handed[dep] += items
+            received[section.key] += items
+    workflows = []
+    try:
+        for section in sections:
+            outputs = [*(section.outputs or []), *handed[section.key]]
+            inputs = section.inputs if section.inputs is not None else received[section.key]
+            workflows.append(
+                PlannedWorkflow(
+                    key=section.key,
+                    name=section.name,
+                    purpose=_purpose(section),
+                    trigger=section.trigger or PlannedTrigger(type="webhook"),
+                    inputs=list(dict.fromkeys(inputs)),
+                    outputs=list(dict.fromkeys(outputs)),
+                    depends_on=list(dict.fromkeys(dep for dep, _ in section.depends)),
+                    steps=section.steps,
+                )
+            )
+        return ProjectPlan(
+            summary=_summary(title, intro, sections),
+            workflows=workflows,
+            order=leaf_first_order(workflows),
+        )
+    except ValidationError as error:
+        for detail in error.errors():
+            where = ".".join(str(p) for p in detail["loc"])
+            problems.add(f"The plan is not valid at {where}: {detail['msg']}.")
+        return None
+
+
+def _purpose(section: Section) -> str:
+    text = section.purpose or " ".join(f"{d}." for d in section.description)
+    text = text or section.steps[0]
+    text = text.strip()
+    if len(text) > 500:
+        first = P.SENTENCE_SPLIT.split(text)[0]
+        text = first if len(first) <= 500 else text[:497].rstrip() + "..."
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _summary(title: str | None, intro: list[str], sections: list[Section]) -> str:
+    names = oxford([s.name for s in sections])
+    text = f"{title or 'The spec'} as {len(sections)} workflows: {names}."
+    if intro:
+        text += " " + " ".join(intro)
+    return text if len(text) <= 1000 else text[:997].rstrip() + "..."
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def _refusal(title: str | None, sections: list[Section], problems: list[str]) -> Refusal:
+    understood: list[str] = []
+    if title:
+        understood.append(f'- the title "{title}"')
+    for section in sections:
+        understood.append(f'- the section "{section.name}"{_shown(section)}')
+    seen = "\n".join(understood) if understood else "- no title and no sections"
+    issues = "\n".join(f"- {p}" for p in problems)
+    return Refusal(
+        "I couldn't read that as a plan of several workflows, so nothing was changed.\n\n"
+        f"This is what I understood:\n{seen}\n\nWhat stopped me:\n{issues}\n\n{FORMAT_HELP}"
+    )
+
+
+def _shown(section: Section) -> str:
+    parts = []
+    if section.steps:
+        parts.append(f"{len(section.steps)} step{'s' if len(section.steps) != 1 else ''}")
+    if section.trigger is not None and section.trigger.cron_expression:
+        parts.append(describe_cron(section.trigger.cron_expression))
+    if section.depends:
+        parts.append("after " + ", ".join(dict.fromkeys(d for d, _ in section.depends)))
+    return f" ({'; '.join(parts)})" if parts else ""

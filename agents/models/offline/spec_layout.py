@@ -1,0 +1,147 @@
+"""The layout of a spec (:mod:`.spec`): its title, intro and process sections.
+
+Sections are markdown headings of one level (a first heading of a higher level is
+the title), or, in a text with no headings, numbered lines on their own that have
+lines of their own under them ("1. Coverage check" then its steps). A numbered
+list whose every line is numbered is a list of steps, not of processes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from agents.models.offline import spec_patterns as P
+from agents.models.offline.grammar import norm
+from tools.plan import PlannedTrigger
+
+MAX_KEY = 40
+
+
+@dataclass
+class Section:
+    """One process as it was read."""
+
+    name: str
+    key: str
+    lines: list[str] = field(default_factory=list)
+    """The section's own lines (the heading's bracket note first)."""
+    purpose: str | None = None
+    description: list[str] = field(default_factory=list)
+    trigger: PlannedTrigger | None = None
+    depends: list[tuple[str, str | None]] = field(default_factory=list)
+    """(key of the section it depends on, the data it names or None)."""
+    inputs: list[str] | None = None
+    outputs: list[str] | None = None
+    steps: list[str] = field(default_factory=list)
+
+
+class Problems(list[str]):
+    def add(self, text: str) -> None:
+        if text not in self:
+            self.append(text)
+
+
+def split(lines: list[str]) -> tuple[str | None, list[str], list[Section], Problems]:
+    """The title, the intro lines and the sections (headings and their lines)."""
+    problems = Problems()
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    headings = {i: P.HEADING.match(lines[i].strip()) for i in filled}
+    marked = {i: m for i, m in headings.items() if m is not None}
+    title: str | None = None
+    first = filled[0] if filled else None
+    if first is not None and first in marked:
+        level = len(marked[first].group("hashes"))
+        others = [len(m.group("hashes")) for i, m in marked.items() if i != first]
+        if not others or min(others) > level:
+            title = marked.pop(first).group("text").strip()
+    if marked:
+        level = min(len(m.group("hashes")) for m in marked.values())
+        starts = [i for i, m in marked.items() if len(m.group("hashes")) == level]
+        names = {i: marked[i].group("text") for i in starts}
+    else:
+        numbered = {i: m for i in filled if (m := P.NUMBERED.match(lines[i])) is not None}
+        following = [_next(filled, i) for i in numbered]
+        owns_lines = any(j is not None and j not in numbered for j in following)
+        starts = sorted(numbered) if owns_lines else []
+        names = {i: numbered[i].group("text") for i in starts}
+    body_start = (first + 1) if title is not None and first is not None else 0
+    intro = lines[body_start : starts[0] if starts else len(lines)]
+    sections: list[Section] = []
+    keys: dict[str, str] = {}
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        name, note = heading_of(names[start])
+        if norm(name) in (norm(s.name) for s in sections):
+            problems.add(f'Two sections are called "{name}".')
+        key = unique(slug(name), keys)
+        keys[key] = name
+        section = Section(name, key, [note] if note else [])
+        for line in lines[start + 1 : end]:
+            heading = P.HEADING.match(line.strip())
+            if heading and heading.group("text").strip().lower().rstrip(":") == "steps":
+                continue
+            section.lines.append(heading.group("text") if heading else line)
+        if len(name) > 100:
+            problems.add(f'The heading "{name[:60]}..." is too long for a workflow name.')
+        sections.append(section)
+    if sections:
+        for line in intro:
+            if line.strip() and (P.ITEM.match(line) or P.LABELLED.match(line.strip())):
+                problems.add(
+                    f'"{line.strip()}" comes before the first section, so I could not '
+                    "tell which process it belongs to."
+                )
+    kept = [line.strip() for line in intro if line.strip()]
+    if title is None and sections and kept and _plain_title(intro):
+        title, kept = kept[0].rstrip(":").strip(), kept[1:]
+    return title, kept, sections, problems
+
+
+def _plain_title(intro: list[str]) -> bool:
+    """'Lab results pipeline' alone on the first line, over the rest: a title."""
+    filled = [n for n, line in enumerate(intro) if line.strip()]
+    line = intro[filled[0]].strip()
+    alone = len(filled) == 1 or filled[1] > filled[0] + 1
+    plain = not (P.ITEM.match(line) or P.LABELLED.match(line) or line.endswith((".", "!", "?")))
+    return alone and plain and len(line.split()) <= 8
+
+
+def _next(filled: list[int], i: int) -> int | None:
+    later = [j for j in filled if j > i]
+    return later[0] if later else None
+
+
+def heading_of(text: str) -> tuple[str, str]:
+    """'2. Coverage check (after Intake):' -> ('Coverage check', 'after Intake')."""
+    text = P.HEADING_NUMBER.sub("", text.strip()).strip().rstrip(":").strip()
+    text = re.sub(r"^\*\*(.+)\*\*$", r"\1", text).strip()
+    note = P.HEADING_NOTE.match(text)
+    if note:
+        return note.group("name").strip(), note.group("note").strip()
+    return text, ""
+
+
+def slug(name: str) -> str:
+    """'Coverage check' -> 'coverage-check': letters, digits and '-', a letter first."""
+    key = re.sub(r"[^a-z0-9]+", "-", norm(name)).strip("-")
+    key = re.sub(r"^[^a-z]+", "", key) or "workflow"
+    if len(key) > MAX_KEY:
+        cut = key[: MAX_KEY + 1]
+        key = cut[: cut.rfind("-")] if "-" in cut else key[:MAX_KEY]
+    return key.rstrip("-")
+
+
+def unique(key: str, taken: dict[str, str]) -> str:
+    """``key``, or ``key-2``, ``key-3``... (cut at a word to stay within the key length)."""
+    if key not in taken:
+        return key
+    n = 2
+    while True:
+        suffix = f"-{n}"
+        base = key
+        while len(base) + len(suffix) > MAX_KEY:
+            base = base[: base.rfind("-")] if "-" in base else base[: MAX_KEY - len(suffix)]
+        if base + suffix not in taken:
+            return base + suffix
+        n += 1
