@@ -6,7 +6,10 @@ calls, so the same request always gets the same response:
 - router: a forced ``route`` call -- ``job_code`` only for a code request about
   exactly the step whose page the user is on, otherwise ``planner``;
 - planner: first call -> tool calls (or a plain answer); a call that ends with
-  tool results -> a final answer written from those results;
+  tool results -> a final answer written from those results. On a plan turn
+  (``context.project`` set and ``propose_plan`` offered) the text is a spec or
+  feedback on a proposed plan (:mod:`.spec_turn`): one ``propose_plan`` call or a
+  refusal;
 - job_code: an ``edit_job_code`` rewrite with starter code; after an error
   result, a minimal valid body; after success, a short note.
 """
@@ -24,6 +27,8 @@ from agents.models.offline.grammar import clean, strip_polite
 from agents.models.offline.plan import Plan, Reply
 from agents.models.offline.planner import plan
 from agents.models.offline.references import NeedsAnswer, Resolver
+from agents.models.offline.spec import Refusal
+from agents.models.offline.spec_turn import PROPOSE_PLAN, intro, plan_turn, proposed_text
 from agents.models.offline.summary import final_text
 from agents.models.offline.view import View
 from tools.catalogue.adaptors import load_catalogue
@@ -83,13 +88,23 @@ class OfflineModel:
 
     def _planner(self, request: ModelRequest) -> ModelResponse:
         rounds = _tool_rounds(request.messages)
+        proposals = [c for c in rounds[-1] if c[0] == PROPOSE_PLAN] if rounds else []
+        if proposals:
+            _, args, result, is_error = proposals[-1]
+            return _text_response(request, proposed_text(args, result, is_error))
         if rounds:
             text = final_text(rounds, View(request.context.structure))
             return _text_response(request, text)
+        available = {tool.get("name") for tool in request.tools}
+        if request.context.project is not None and PROPOSE_PLAN in available:
+            proposal = plan_turn(request.context)
+            if isinstance(proposal, Refusal):
+                return _text_response(request, proposal.text)
+            call = (PROPOSE_PLAN, proposal.model_dump(mode="json"))
+            return _tool_response(request, [call], intro(proposal))
         outcome = plan(request.context)
         if isinstance(outcome, Reply):
             return _text_response(request, outcome.text)
-        available = {tool.get("name") for tool in request.tools}
         missing = [c.name for c in outcome.calls if c.name not in available]
         if missing:
             return _text_response(

@@ -1,0 +1,238 @@
+"""Revising a proposed plan from the user's feedback (plan mode, offline).
+
+A few clear forms, each changing one thing, several allowed one per line or
+sentence:
+
+* "remove Status report" / "drop the Status report workflow";
+* "rename Coverage check to Eligibility check" (the key stays, so the delta says
+  "changed", not "removed and added");
+* "Document verification should not depend on Intake" / "Document verification
+  uses Coverage check's result";
+* "run Status report every day at 7" / "run Intake on a webhook";
+* "add a step to Intake: Email the coordinator";
+* or a whole new spec, read like the first one.
+
+Anything else is refused, and the plan stays as it was: a revision the offline
+model is unsure of is never proposed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.models.offline import spec_patterns as SP
+from agents.models.offline.grammar import norm, oxford, strip_polite, unquote
+from agents.models.offline.schedule import find_schedule
+from agents.models.offline.spec import Refusal, read_spec
+from tools.plan import PlannedTrigger, PlannedWorkflow, ProjectPlan, check_plan, leaf_first_order
+
+_WORKFLOW = r"(?:\s+(?:workflow|process))?"
+_REMOVE = re.compile(
+    rf"^(?:remove|drop|delete)\s+(?:the\s+)?(?P<x>.+?){_WORKFLOW}(?:\s+from\s+the\s+plan)?$",
+    re.I,
+)
+_RENAME = re.compile(r"^(?:rename|call)\s+(?:the\s+)?(?P<rest>.+)$", re.I)
+_NO_DEPENDENCY = re.compile(
+    r"^(?P<b>.+?)\s+(?:should\s+not|shouldn'?t|does\s+not|doesn'?t|need\s+not|must\s+not"
+    r"|does\s+not\s+need\s+to)\s+(?:depend\s+on|use|need|wait\s+for|run\s+after)\s+"
+    r"(?P<a>.+?)(?:(?:'s|’s)\s+(?:results?|outputs?))?$",
+    re.I,
+)
+_DEPENDENCY = re.compile(
+    r"^(?P<b>.+?)\s+(?:uses|should\s+use|needs|should\s+depend\s+on|depends\s+on"
+    r"|should\s+run\s+after|runs\s+after)\s+(?:the\s+)?(?P<a>.+?)"
+    r"(?:(?:'s|’s)\s+(?:results?|outputs?))?$",
+    re.I,
+)
+_RUN = re.compile(r"^(?:run|schedule|start)\s+(?:the\s+)?(?P<rest>.+)$", re.I)
+_ADD_STEP = re.compile(
+    r"^add\s+(?:a\s+|another\s+)?step\s+to\s+(?:the\s+)?(?P<x>[^:]+?)\s*:\s*(?P<step>.+)$",
+    re.I | re.S,
+)
+_SPLIT = re.compile(r"\n+|;\s*|(?<=[.!?])\s+(?=[A-Z])")
+_LOOKS_LIKE_SPEC = re.compile(r"^\s*(?:#{1,6}\s|\d{1,2}[.)]\s)", re.M)
+FORMS = (
+    '"remove <workflow>", "rename <workflow> to <new name>", "<workflow> should not '
+    'depend on <workflow>", "<workflow> uses <workflow>\'s result", "run <workflow> '
+    'every day at 7", "add a step to <workflow>: <step>", or a whole new spec'
+)
+
+
+def revise_plan(plan: ProjectPlan, feedback: str) -> ProjectPlan | Refusal:
+    """``plan`` changed as ``feedback`` says, or a refusal (the plan unchanged)."""
+    text = feedback.strip()
+    if not text:
+        return _not_understood(text)
+    if len(_LOOKS_LIKE_SPEC.findall(text)) >= 2:
+        return read_spec(text)
+    workflows = [w.model_copy(deep=True) for w in plan.workflows]
+    for part in (p.strip().rstrip(".!").strip() for p in _SPLIT.split(text)):
+        if not part:
+            continue
+        outcome = _apply(workflows, strip_polite(part))
+        if isinstance(outcome, Refusal):
+            return outcome
+        workflows = outcome
+    if not workflows:
+        return Refusal("That would leave the plan with no workflows, so the plan is unchanged.")
+    revised = plan.model_copy(update={"workflows": workflows, "order": leaf_first_order(workflows)})
+    revised = ProjectPlan.model_validate(revised.model_dump())
+    problems = check_plan(revised)
+    if problems:
+        listed = "\n".join(f"- {p.message}" for p in problems)
+        return Refusal(
+            f"That change would make the plan invalid, so the plan is unchanged:\n{listed}"
+        )
+    return revised
+
+
+def _apply(workflows: list[PlannedWorkflow], part: str) -> list[PlannedWorkflow] | Refusal:
+    step = _ADD_STEP.match(part)
+    if step:
+        target = _find(workflows, step.group("x"))
+        if isinstance(target, Refusal):
+            return target
+        target.steps.append(step.group("step").strip().rstrip("."))
+        return workflows
+    removal = _REMOVE.match(part)
+    if removal:
+        target = _find(workflows, removal.group("x"))
+        if isinstance(target, Refusal):
+            return target
+        for other in workflows:
+            if target.key in other.depends_on:
+                _drop_dependency(other, target, workflows)
+        return [w for w in workflows if w.key != target.key]
+    rename = _RENAME.match(part)
+    if rename:
+        return _rename(workflows, rename.group("rest"), part)
+    for pattern, add in ((_NO_DEPENDENCY, False), (_DEPENDENCY, True)):
+        match = pattern.match(part)
+        if match is None:
+            continue
+        b, a = _find(workflows, match.group("b")), _find(workflows, match.group("a"))
+        if isinstance(b, Refusal):
+            return b
+        if isinstance(a, Refusal):
+            return a
+        return _add_dependency(b, a, workflows) if add else _remove_dependency(b, a, workflows)
+    run = _RUN.match(part)
+    if run:
+        return _run(workflows, run.group("rest"), part)
+    return _not_understood(part)
+
+
+def _rename(
+    workflows: list[PlannedWorkflow], rest: str, part: str
+) -> list[PlannedWorkflow] | Refusal:
+    for match in re.finditer(r"\s+to\s+", rest, re.I):
+        target = _lookup(workflows, rest[: match.start()])
+        name = unquote(rest[match.end() :].strip())
+        if target is not None and name:
+            if len(name) > 100:
+                return Refusal(
+                    "That name is too long (100 characters at most); the plan is unchanged."
+                )
+            if any(norm(w.name) == norm(name) and w is not target for w in workflows):
+                return Refusal(
+                    f'Another workflow is already called "{name}"; the plan is unchanged.'
+                )
+            target.name = name
+            return workflows
+    named = rest.split(" to ")[0]
+    if _lookup(workflows, named) is None and " to " in rest:
+        return _missing(workflows, named)
+    return _not_understood(part)
+
+
+def _run(workflows: list[PlannedWorkflow], rest: str, part: str) -> list[PlannedWorkflow] | Refusal:
+    webhook = re.match(r"^(?P<x>.+?)\s+(?:on|by|via|from)\s+(?:an?\s+)?webhook$", rest, re.I)
+    if webhook:
+        target = _find(workflows, webhook.group("x"))
+        if isinstance(target, Refusal):
+            return target
+        target.trigger = PlannedTrigger(type="webhook")
+        return workflows
+    schedule = find_schedule(rest)
+    if schedule is None or not SP.RUN_WORDS.match(rest[schedule.end :]):
+        return _not_understood(part)
+    target = _find(workflows, rest[: schedule.start])
+    if isinstance(target, Refusal):
+        return target
+    if target.depends_on:
+        names = oxford([_name(workflows, k) for k in target.depends_on])
+        return Refusal(
+            f'"{target.name}" uses the result of {names}, so it starts when that hands off to '
+            f'it and cannot also run on a schedule. Say "{target.name} should not depend on '
+            f'..." first. The plan is unchanged.'
+        )
+    target.trigger = PlannedTrigger(type="cron", cron_expression=schedule.cron)
+    return workflows
+
+
+def _add_dependency(
+    b: PlannedWorkflow, a: PlannedWorkflow, workflows: list[PlannedWorkflow]
+) -> list[PlannedWorkflow] | Refusal:
+    if b.trigger.type == "cron":
+        return Refusal(
+            f'"{b.name}" runs on a schedule; a workflow that uses another\'s result starts when '
+            f'that one hands off to it. Say "run {b.name} on a webhook" with it if that is what '
+            "you mean. The plan is unchanged."
+        )
+    if a.key not in b.depends_on:
+        b.depends_on.append(a.key)
+    handed = a.outputs or [f"{a.name} result"]
+    a.outputs = list(dict.fromkeys([*a.outputs, *handed]))
+    b.inputs = list(dict.fromkeys([*b.inputs, *handed]))
+    return workflows
+
+
+def _remove_dependency(
+    b: PlannedWorkflow, a: PlannedWorkflow, workflows: list[PlannedWorkflow]
+) -> list[PlannedWorkflow] | Refusal:
+    if a.key not in b.depends_on:
+        return Refusal(f'"{b.name}" does not depend on "{a.name}"; the plan is unchanged.')
+    _drop_dependency(b, a, workflows)
+    return workflows
+
+
+def _drop_dependency(
+    b: PlannedWorkflow, a: PlannedWorkflow, workflows: list[PlannedWorkflow]
+) -> None:
+    """B no longer uses A: what only A handed to B is no longer one of B's inputs."""
+    b.depends_on = [k for k in b.depends_on if k != a.key]
+    by_key = {w.key: w for w in workflows}
+    still = {item for k in b.depends_on if k in by_key for item in by_key[k].outputs}
+    b.inputs = [i for i in b.inputs if i not in a.outputs or i in still]
+
+
+def _lookup(workflows: list[PlannedWorkflow], ref: str) -> PlannedWorkflow | None:
+    wanted = norm(SP.REFERENCE_NOISE.sub("", unquote(ref.strip())))
+    for workflow in workflows:
+        if wanted in (norm(workflow.name), norm(workflow.key)):
+            return workflow
+    return None
+
+
+def _find(workflows: list[PlannedWorkflow], ref: str) -> PlannedWorkflow | Refusal:
+    found = _lookup(workflows, ref)
+    return found if found is not None else _missing(workflows, ref)
+
+
+def _missing(workflows: list[PlannedWorkflow], ref: str) -> Refusal:
+    names = oxford([f'"{w.name}"' for w in workflows])
+    return Refusal(
+        f'There is no workflow called "{ref.strip()}" in the plan (it has {names}), so the '
+        "plan is unchanged."
+    )
+
+
+def _name(workflows: list[PlannedWorkflow], key: str) -> str:
+    return next((f'"{w.name}"' for w in workflows if w.key == key), f'"{key}"')
+
+
+def _not_understood(part: str) -> Refusal:
+    return Refusal(
+        f'I didn\'t understand "{part}" as a change to the plan, so the plan is unchanged. '
+        f"I understand {FORMS}."
+    )

@@ -1,0 +1,44 @@
+"""A plan turn of the offline model: a spec (or feedback on a plan) -> ``propose_plan``.
+
+On a plan turn (a project session whose planner is offered ``propose_plan``) the
+user's text is a spec, read by :func:`.spec.read_spec`, or, while a proposed plan
+is being revised, feedback on it, applied by :func:`.spec_revise.revise_plan`. A
+plan becomes one ``propose_plan`` call; a refusal is the answer, and nothing is
+proposed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.models.base import RequestContext
+from agents.models.offline.grammar import oxford
+from agents.models.offline.spec import Refusal, read_spec
+from agents.models.offline.spec_revise import revise_plan
+from tools.plan import ProjectPlan
+
+PROPOSE_PLAN = "propose_plan"
+
+
+def plan_turn(context: RequestContext) -> ProjectPlan | Refusal:
+    project = context.project or {}
+    if project.get("revising") and project.get("plan"):
+        return revise_plan(ProjectPlan.model_validate(project["plan"]), context.user_text)
+    return read_spec(context.user_text, str(project.get("slug") or ""))
+
+
+def intro(plan: ProjectPlan) -> str:
+    """What is said before the call: the plan in one line."""
+    return f"Proposing a plan of {len(plan.workflows)} workflows, built in this order: " + (
+        " → ".join(plan.order) + "."
+    )
+
+
+def proposed_text(args: dict[str, Any], result: str, is_error: bool) -> str:
+    """The final answer after ``propose_plan`` ran: what its result says, briefly."""
+    said = " ".join(result.split())
+    if is_error:
+        return f"The plan could not be proposed: {said[:400]} Nothing was built."
+    names = [str(w.get("name")) for w in args.get("workflows") or [] if isinstance(w, dict)]
+    head = f"Proposed a plan of {len(names)} workflows ({oxford(names)})." if names else ""
+    return " ".join(part for part in (head, said[:400]) if part) or "Proposed a plan."
