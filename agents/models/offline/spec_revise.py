@@ -232,7 +232,8 @@ def _name(workflows: list[PlannedWorkflow], key: str) -> str:
 
 
 def _not_understood(part: str) -> Refusal:
+    said = f'"{part}"' if part else "an empty message"
     return Refusal(
-        f'I didn\'t understand "{part}" as a change to the plan, so the plan is unchanged. '
+        f"I didn't understand {said} as a change to the plan, so the plan is unchanged. "
         f"I understand {FORMS}."
     )
