@@ -266,3 +266,27 @@ def test_a_cycle_is_refused_naming_it() -> None:
 )
 def test_structures_with_a_flaw_are_refused(body: str, says: str) -> None:
     assert says in refused(body)
+
+
+@pytest.mark.parametrize(
+    ("line", "cron"),
+    [
+        ("Every day at 7.", "0 7 * * *"),
+        ("Runs each Monday at 9.", "0 9 * * 1"),
+        ("Schedule: weekdays at 7", "0 7 * * 1-5"),
+        ("Trigger: every 15 minutes", "*/15 * * * *"),
+        ("It runs on the first of the month.", "0 0 1 * *"),
+    ],
+)
+def test_schedule_lines(line: str, cron: str) -> None:
+    plan = planned(f"## Intake\n- Save it\n\n## Report\n{line}\n- Fetch the cases over http\n")
+    report = plan.by_key()["report"]
+    assert report.trigger.cron_expression == cron
+    assert report.steps == ["Fetch the cases over http"]
+
+
+def test_the_readme_example_is_the_four_process_spec() -> None:
+    readme = (Path(__file__).parents[3] / "README.md").read_text()
+    section = readme.split("### Plan mode: the spec format", 1)[1]
+    example = section.split("```markdown\n", 1)[1].split("```", 1)[0]
+    assert example == spec("four_processes.md")
