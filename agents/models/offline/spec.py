@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from agents.models.offline import spec_patterns as P
-from agents.models.offline.grammar import VERBS, imperative, norm, oxford
+from agents.models.offline.grammar import imperative, norm, oxford
 from agents.models.offline.schedule import describe_cron, find_schedule
-from agents.models.offline.spec_layout import Problems, Section, split
+from agents.models.offline.spec_layout import Problems, Section, blocks, split
 from tools.plan import (
     PlannedTrigger,
     PlannedWorkflow,
@@ -91,19 +91,18 @@ def read_spec(text: str, project_slug: str = "") -> ProjectPlan | Refusal:
 
 
 def _read_section(section: Section, sections: list[Section], problems: Problems) -> None:
-    item_rows = [i for i, line in enumerate(section.lines) if P.ITEM.match(line)]
-    first_item = item_rows[0] if item_rows else len(section.lines)
-    for row, raw in enumerate(section.lines):
-        line = raw.strip()
-        if not line:
-            continue
-        item = P.ITEM.match(raw)
-        units = [item.group("text")] if item else P.SENTENCE_SPLIT.split(line)
+    if section.note:
+        _read_unit(section, section.note, sections, problems, intro=True, item=False)
+    found = blocks(section.lines)
+    first_item = next((b.row for b in found if b.item), None)
+    for block in found:
+        units = [block.text] if block.item else P.SENTENCE_SPLIT.split(block.text)
+        # Prose over a list describes the process; the list is its steps.
+        intro = not block.item and first_item is not None and block.row < first_item
         for unit in units:
             unit = unit.strip().rstrip(".").strip()
             if unit:
-                intro = item is None and row < first_item and bool(item_rows)
-                _read_unit(section, unit, sections, problems, intro=intro, item=bool(item))
+                _read_unit(section, unit, sections, problems, intro=intro, item=block.item)
     if not section.steps:
         problems.add(f'The section "{section.name}" has no steps.')
 
@@ -243,12 +242,12 @@ def _set_trigger(section: Section, trigger: PlannedTrigger, problems: Problems) 
 
 
 def _describes(unit: str) -> bool:
-    """'Checks the member's coverage' (third person) describes; 'Check ...' is a step."""
+    """'Receives new referrals' or 'Referrals arrive ...' (a statement, not an imperative)
+    describes the process; 'Check ...' is a step."""
     if P.DESCRIPTION_START.match(unit):
         return True
     first = unit.split()[0]
-    base = imperative(first)
-    return base.lower() != first.lower() and base.lower() in VERBS
+    return first.isalpha() and imperative(first).lower() != first.lower()
 
 
 def _step(section: Section, unit: str, sections: list[Section]) -> None:

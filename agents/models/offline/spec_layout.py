@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from agents.models.offline import spec_patterns as P
 from agents.models.offline.grammar import norm
+from agents.models.offline.schedule import find_schedule
 from tools.plan import PlannedTrigger
 
 MAX_KEY = 40
@@ -24,8 +25,10 @@ class Section:
 
     name: str
     key: str
+    note: str = ""
+    """What the heading says in brackets: "after Intake", "every day at 7"."""
     lines: list[str] = field(default_factory=list)
-    """The section's own lines (the heading's bracket note first)."""
+    """The section's own lines, as written."""
     purpose: str | None = None
     description: list[str] = field(default_factory=list)
     trigger: PlannedTrigger | None = None
@@ -76,7 +79,7 @@ def split(lines: list[str]) -> tuple[str | None, list[str], list[Section], Probl
             problems.add(f'Two sections are called "{name}".')
         key = unique(slug(name), keys)
         keys[key] = name
-        section = Section(name, key, [note] if note else [])
+        section = Section(name, key, note)
         for line in lines[start + 1 : end]:
             heading = P.HEADING.match(line.strip())
             if heading and heading.group("text").strip().lower().rstrip(":") == "steps":
@@ -98,6 +101,51 @@ def split(lines: list[str]) -> tuple[str | None, list[str], list[Section], Probl
     return title, kept, sections, problems
 
 
+def _says_when(note: str) -> bool:
+    """'after Intake', 'every day at 7', 'webhook': a note. '(v2)' stays in the name."""
+    patterns = (P.AFTER, P.ONCE, P.USES, P.DEPENDS, P.WEBHOOK_LINE, P.LABELLED)
+    return any(p.match(note) for p in patterns) or find_schedule(note) is not None
+
+
+@dataclass
+class Block:
+    """A step, a sentence or a paragraph of a section, as written (wrapped lines joined)."""
+
+    text: str
+    item: bool
+    """A list item (a step), not prose."""
+    row: int
+    indent: int
+
+
+def blocks(lines: list[str]) -> list[Block]:
+    """The section's lines as blocks: a wrapped line ("... over http and" / "save it.")
+    continues the one before; a line that starts with a capital letter, a label or a list
+    marker starts a new block."""
+    found: list[Block] = []
+    last: Block | None = None
+    for row, raw in enumerate(lines):
+        line = raw.strip()
+        if not line:
+            last = None
+            continue
+        indent = len(raw) - len(raw.lstrip())
+        item = P.ITEM.match(raw)
+        labelled = P.LABELLED.match(line) is not None
+        if not item and not labelled and last is not None and _continues(last, line, indent):
+            last.text = f"{last.text} {line}"
+            continue
+        block = Block(item.group("text") if item else line, bool(item), row, indent)
+        found.append(block)
+        last = None if labelled else block
+    return found
+
+
+def _continues(block: Block, line: str, indent: int) -> bool:
+    wrapped = not block.text.endswith((".", "!", "?", ":")) and line[:1].islower()
+    return wrapped or (block.item and indent > block.indent)
+
+
 def _plain_title(intro: list[str]) -> bool:
     """'Lab results pipeline' alone on the first line, over the rest: a title."""
     filled = [n for n, line in enumerate(intro) if line.strip()]
@@ -117,7 +165,7 @@ def heading_of(text: str) -> tuple[str, str]:
     text = P.HEADING_NUMBER.sub("", text.strip()).strip().rstrip(":").strip()
     text = re.sub(r"^\*\*(.+)\*\*$", r"\1", text).strip()
     note = P.HEADING_NOTE.match(text)
-    if note:
+    if note and _says_when(note.group("note").strip()):
         return note.group("name").strip(), note.group("note").strip()
     return text, ""
 

@@ -119,6 +119,38 @@ def test_heading_notes_say_dependencies_and_schedules() -> None:
     assert by_key["welcome-pack"].purpose == "Generate the welcome letter."
 
 
+def test_prose_sections_wrapped_lines_and_five_processes() -> None:
+    plan = planned(spec("prose_sections.md"))
+    by_key = plan.by_key()
+    intake = by_key["referral-intake"]
+    assert intake.purpose == "Receives referrals sent by partner clinics."
+    # A sentence wrapped over two lines is one step.
+    assert intake.steps == [
+        "Fetch the referral from the clinic portal over http",
+        "Save the referral",
+    ]
+    assert by_key["provider-validation"].steps[1] == "Check whether the provider licence is valid"
+    assert by_key["provider-validation"].depends_on == ["referral-intake"]
+    assert by_key["status-transitions"].outputs == ["referral status"]
+    assert by_key["closure"].name == "Closure"
+    assert by_key["closure"].depends_on == ["status-transitions"]
+    assert by_key["closure"].inputs == ["referral status"]  # what Status transitions outputs
+    assert by_key["monthly-audit"].trigger.cron_expression == "0 6 1 * *"
+    assert plan.order == [
+        "referral-intake",
+        "provider-validation",
+        "status-transitions",
+        "closure",
+        "monthly-audit",
+    ]
+
+
+def test_brackets_that_say_nothing_of_when_stay_in_the_name() -> None:
+    plan = planned("## Intake (v2)\n- Save it\n\n## Report\n- Send it\n")
+    assert plan.workflows[0].name == "Intake (v2)"
+    assert plan.workflows[0].key == "intake-v2"
+
+
 def test_uses_a_named_piece_of_data_and_several_dependencies() -> None:
     plan = planned(
         "## Intake\n- Fetch the referral over http\n\n"
