@@ -70,20 +70,20 @@ def read_spec(text: str, project_slug: str = "") -> ProjectPlan | Refusal:
     title, intro, sections, problems = split(lines)
     if len(sections) > MAX_WORKFLOWS:
         problems.insert(0, f"A plan has at most {MAX_WORKFLOWS} workflows.")
-        return _refusal(title, sections, problems)
+        return _refusal(title, intro, sections, problems)
     for section in sections:
         _read_section(section, sections, problems)
     if len(sections) < 2:
         found = "one process section" if sections else "no process sections"
         problems.insert(0, f"I found {found}; a plan needs at least two.")
     if problems:
-        return _refusal(title, sections, problems)
+        return _refusal(title, intro, sections, problems)
     plan = _plan(title, intro, sections, problems)
     if plan is None:
-        return _refusal(title, sections, problems)
+        return _refusal(title, intro, sections, problems)
     checked = check_plan(plan)
     if checked:
-        return _refusal(title, sections, [p.message for p in checked])
+        return _refusal(title, intro, sections, [p.message for p in checked])
     return plan
 
 
@@ -96,7 +96,7 @@ def _read_section(section: Section, sections: list[Section], problems: Problems)
     found = blocks(section.lines)
     first_item = next((b.row for b in found if b.item), None)
     for block in found:
-        units = [block.text] if block.item else P.SENTENCE_SPLIT.split(block.text)
+        units = P.SENTENCE_SPLIT.split(block.text)
         # Prose over a list describes the process; the list is its steps.
         intro = not block.item and first_item is not None and block.row < first_item
         for unit in units:
@@ -279,7 +279,7 @@ def _ref(text: str, sections: list[Section]) -> str | None:
 
 
 def _unknown(section: Section, ref: str, sections: list[Section]) -> str:
-    names = oxford([f'"{s.name}"' for s in sections], "or")
+    names = oxford([f'"{s.name}"' for s in sections])
     return (
         f'"{section.name}" depends on "{ref.strip()}", but no section is called that '
         f"(the sections are {names})."
@@ -351,10 +351,16 @@ def _summary(title: str | None, intro: list[str], sections: list[Section]) -> st
 # --------------------------------------------------------------------------- refusals
 
 
-def _refusal(title: str | None, sections: list[Section], problems: list[str]) -> Refusal:
+def _refusal(
+    title: str | None, intro: list[str], sections: list[Section], problems: list[str]
+) -> Refusal:
     understood: list[str] = []
     if title:
         understood.append(f'- the title "{title}"')
+    if intro:
+        where = "before the first section" if sections else "in no section"
+        lines = f"{len(intro)} line{'s' if len(intro) != 1 else ''}"
+        understood.append(f"- {lines} of text {where} (read as the plan's summary)")
     for section in sections:
         understood.append(f'- the section "{section.name}"{_shown(section)}')
     seen = "\n".join(understood) if understood else "- no title and no sections"

@@ -241,6 +241,7 @@ def test_a_title_over_prose_is_refused_with_what_was_understood() -> None:
         "then verify documents and tell the team every morning."
     )
     assert 'the title "Referral intake system"' in text
+    assert "1 line of text in no section" in text
     assert "no process sections" in text
 
 
@@ -322,3 +323,8 @@ def test_the_readme_example_is_the_four_process_spec() -> None:
     section = readme.split("### Plan mode: the spec format", 1)[1]
     example = section.split("```markdown\n", 1)[1].split("```", 1)[0]
     assert example == spec("four_processes.md")
+
+
+def test_a_list_item_of_two_sentences_is_two_steps() -> None:
+    plan = planned("## A\n- Fetch it over http. Save it.\n\n## B\n- Send it\n")
+    assert plan.workflows[0].steps == ["Fetch it over http", "Save it"]
