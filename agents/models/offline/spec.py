@@ -60,14 +60,19 @@ class Refusal:
     text: str
 
 
-def read_spec(text: str, project_slug: str = "") -> ProjectPlan | Refusal:
+def read_spec(
+    text: str, project_slug: str = "", *, known: ProjectPlan | None = None
+) -> ProjectPlan | Refusal:
     """The plan a structured spec describes, or a refusal. Keys come from the headings
-    only (never from ``project_slug`` or the position), so the same heading keeps its key
-    across revisions and :func:`tools.plan.plan_delta` compares like with like; the slug
-    only shapes webhook paths, through :func:`tools.plan.contracts`."""
+    (never from ``project_slug`` or the position), so the same heading keeps its key
+    across revisions and :func:`tools.plan.plan_delta` compares like with like; a heading
+    that is the name of a workflow of ``known`` (the plan the project was built from)
+    keeps that workflow's key, also after a rename. The slug only shapes webhook paths,
+    through :func:`tools.plan.contracts`."""
     del project_slug
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    title, intro, sections, problems = split(lines)
+    names = {norm(w.name): w.key for w in known.workflows} if known is not None else {}
+    title, intro, sections, problems = split(lines, names)
     if len(sections) > MAX_WORKFLOWS:
         problems.insert(0, f"A plan has at most {MAX_WORKFLOWS} workflows.")
         return _refusal(title, intro, sections, problems)

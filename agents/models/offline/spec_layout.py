@@ -45,8 +45,12 @@ class Problems(list[str]):
             self.append(text)
 
 
-def split(lines: list[str]) -> tuple[str | None, list[str], list[Section], Problems]:
-    """The title, the intro lines and the sections (headings and their lines)."""
+def split(
+    lines: list[str], known: dict[str, str] | None = None
+) -> tuple[str | None, list[str], list[Section], Problems]:
+    """The title, the intro lines and the sections (headings and their lines). ``known``
+    maps the names of an earlier plan's workflows (:func:`norm`) to their keys: a section
+    with such a name keeps that key, even if the workflow was renamed by feedback."""
     problems = Problems()
     filled = [i for i, line in enumerate(lines) if line.strip()]
     headings = {i: P.HEADING.match(lines[i].strip()) for i in filled}
@@ -71,15 +75,12 @@ def split(lines: list[str]) -> tuple[str | None, list[str], list[Section], Probl
     body_start = (first + 1) if title is not None and first is not None else 0
     intro = lines[body_start : starts[0] if starts else len(lines)]
     sections: list[Section] = []
-    keys: dict[str, str] = {}
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)
         name, note = heading_of(names[start])
         if norm(name) in (norm(s.name) for s in sections):
             problems.add(f'Two sections are called "{name}".')
-        key = unique(slug(name), keys)
-        keys[key] = name
-        section = Section(name, key, note)
+        section = Section(name, "", note)
         for line in lines[start + 1 : end]:
             heading = P.HEADING.match(line.strip())
             if heading and heading.group("text").strip().lower().rstrip(":") == "steps":
@@ -88,6 +89,7 @@ def split(lines: list[str]) -> tuple[str | None, list[str], list[Section], Probl
         if len(name) > 100:
             problems.add(f'The heading "{name[:60]}..." is too long for a workflow name.')
         sections.append(section)
+    _keys(sections, known or {})
     if sections:
         for line in intro:
             if line.strip() and (P.ITEM.match(line) or P.LABELLED.match(line.strip())):
@@ -153,6 +155,19 @@ def _plain_title(intro: list[str]) -> bool:
     alone = len(filled) == 1 or filled[1] > filled[0] + 1
     plain = not (P.ITEM.match(line) or P.LABELLED.match(line) or line.endswith((".", "!", "?")))
     return alone and plain and len(line.split()) <= 8
+
+
+def _keys(sections: list[Section], known: dict[str, str]) -> None:
+    """Known names keep their keys first; every other section gets its heading's slug."""
+    taken: dict[str, str] = {}
+    for section in sections:
+        key = known.get(norm(section.name))
+        if key is not None and key not in taken:
+            section.key, taken[key] = key, section.name
+    for section in sections:
+        if not section.key:
+            section.key = unique(slug(section.name), taken)
+            taken[section.key] = section.name
 
 
 def _next(filled: list[int], i: int) -> int | None:

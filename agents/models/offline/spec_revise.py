@@ -64,7 +64,7 @@ def revise_plan(plan: ProjectPlan, feedback: str) -> ProjectPlan | Refusal:
     if not text:
         return _not_understood(text)
     if len(_LOOKS_LIKE_SPEC.findall(text)) >= 2:
-        return read_spec(text)
+        return read_spec(text, known=plan)
     workflows = [w.model_copy(deep=True) for w in plan.workflows]
     for part in (p.strip().rstrip(".!").strip() for p in _SPLIT.split(text)):
         if not part:

@@ -22,9 +22,11 @@ PROPOSE_PLAN = "propose_plan"
 
 def plan_turn(context: RequestContext) -> ProjectPlan | Refusal:
     project = context.project or {}
-    if project.get("revising") and project.get("plan"):
-        return revise_plan(ProjectPlan.model_validate(project["plan"]), context.user_text)
-    return read_spec(context.user_text, str(project.get("slug") or ""))
+    plan = ProjectPlan.model_validate(project["plan"]) if project.get("plan") else None
+    if project.get("revising") and plan is not None:
+        return revise_plan(plan, context.user_text)
+    # A spec for a project built before: its workflows keep their keys (a precise delta).
+    return read_spec(context.user_text, str(project.get("slug") or ""), known=plan)
 
 
 def intro(plan: ProjectPlan) -> str:

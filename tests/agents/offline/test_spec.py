@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from agents.models.offline.spec import Refusal, read_spec
+from agents.models.offline.spec_revise import revise_plan
 from tools.plan import ProjectPlan, check_plan, contracts, plan_delta
 
 SPECS = Path(__file__).parent / "specs"
@@ -328,3 +329,15 @@ def test_the_readme_example_is_the_four_process_spec() -> None:
 def test_a_list_item_of_two_sentences_is_two_steps() -> None:
     plan = planned("## A\n- Fetch it over http. Save it.\n\n## B\n- Send it\n")
     assert plan.workflows[0].steps == ["Fetch it over http", "Save it"]
+
+
+def test_a_workflow_renamed_by_feedback_keeps_its_key_in_the_next_spec() -> None:
+    before = planned(spec("four_processes.md"))
+    renamed = revise_plan(before, "rename Coverage check to Eligibility check")
+    assert isinstance(renamed, ProjectPlan)
+    text = spec("four_processes.md").replace("## Coverage check", "## Eligibility check")
+    assert planned(text).by_key().get("eligibility-check") is not None  # no plan: the slug
+    after = read_spec(text, known=renamed)
+    assert isinstance(after, ProjectPlan)
+    assert after.by_key()["coverage-check"].name == "Eligibility check"
+    assert plan_delta(renamed, after).empty

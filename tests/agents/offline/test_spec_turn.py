@@ -114,3 +114,13 @@ def test_without_propose_plan_a_project_turn_plans_as_usual() -> None:
     )
     response = ask(request, project=project(plan), tools=[{"name": "create_workflow"}])
     assert [u["name"] for u in response.tool_uses] == ["create_workflow"]
+
+
+def test_a_spec_for_a_built_project_keeps_the_built_keys() -> None:
+    built = example("four_processes.md")
+    renamed = built.model_copy(deep=True)
+    renamed.workflows[1].name = "Eligibility check"
+    text = (SPECS / "four_processes.md").read_text().replace("Coverage check", "Eligibility check")
+    (use,) = ask(text, project=project(renamed)).tool_uses
+    keys = [w["key"] for w in use["input"]["workflows"]]
+    assert keys == ["intake", "coverage-check", "document-verification", "status-report"]
