@@ -191,8 +191,9 @@ def progress_line(
         return "spinner", f"Building {name}…"
     if status == "failed":
         return "failed", f"Could not build {name}{message}"
+    # A built workflow's own status lines already say what its build did.
     built = f" ({frame['workflow_id']})" if frame.get("workflow_id") else ""
-    return "settled", f"Built {name}{built}{message}"
+    return "settled", f"Built {name}{built}"
 
 
 def show_progress(out: Output, frame: dict[str, Any], names: dict[str, str]) -> None:

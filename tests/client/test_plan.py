@@ -164,7 +164,7 @@ def test_answers_become_confirm_frames() -> None:
 def test_progress_lines() -> None:
     names = {"intake": "Referral intake"}
     building = {"workflow_key": "intake", "workflow_id": None, "status": "building"}
-    built = {"workflow_key": "intake", "workflow_id": "w1", "status": "built"}
+    built = {"workflow_key": "intake", "workflow_id": "w1", "status": "built", "message": "Made"}
     failed = {"workflow_key": "x", "workflow_id": None, "status": "failed", "message": "no adaptor"}
     assert plan.progress_line(building, names) == ("spinner", "Building Referral intake…")
     assert plan.progress_line(built, names) == ("settled", "Built Referral intake (w1)")

@@ -282,7 +282,7 @@ def test_the_card_shows_the_whole_plan_and_approving_builds_with_progress(
     entry = page.locator('.project-workflow[data-key="intake"]')
     expect(entry).to_have_attribute("data-workflow-id", "w1")
     expect(entry.locator(".wf-version")).to_have_text("v2")
-    expect(entry.locator(".wf-live")).to_have_text("Last change: 1 change")
+    expect(entry.locator(".wf-live")).to_have_text("Last change: Added step a")
     expect(entry.locator("a.open-workflow")).to_have_attribute("href", "#workflow=w1")
     screenshot(page, "plan-card-02-built")
 
@@ -408,7 +408,7 @@ def test_a_workflow_frame_mid_build_shows_in_the_entry_being_built(
     entry = page.locator('.project-workflow[data-key="intake"]')
     expect(entry).to_have_attribute("data-status", "building")
     expect(entry).to_have_attribute("data-workflow-id", "w1")  # from the workflow frame
-    expect(entry.locator(".wf-live")).to_have_text("Last change: 1 change")
+    expect(entry.locator(".wf-live")).to_have_text("Last change: Added step a")
     expect(page.locator("#plan-status")).to_have_text("Building: 0 of 4 built.")
     expect(page.locator('li.plan-progress[data-status="building"]')).to_have_text(
         "Building Referral intake…"

@@ -128,7 +128,8 @@ export class ChatView {
     if (frame.status === "building") {
       this.status({ turn_id: frame.turn_id, phase: "spinner", tool, text: `Building ${name}…` });
     } else {
-      const text = failed ? `Could not build ${name}${detail}` : `Built ${name}${detail}`;
+      // A built workflow's own status lines (above) already say what its build did.
+      const text = failed ? `Could not build ${name}${detail}` : `Built ${name}`;
       this.status({ turn_id: frame.turn_id, phase: "settled", tool, text }, false, { failed });
     }
     const lines = [...this.turn.el.querySelectorAll("li.status")].filter((li) => li.dataset.tool === tool);

@@ -4,6 +4,7 @@
 
 import { api } from "./api.js";
 import { clear, h } from "./dom.js";
+import { summariseChanges } from "./model.js";
 
 const STATUS_TEXT = {
   pending: "planned",
@@ -161,8 +162,8 @@ export class ProjectView {
     if (!known && this.building && outcomes[this.building]) {
       outcomes[this.building].workflow_id = frame.workflow_id;
     }
-    const changes = (frame.changes || []).filter((c) => c.key !== "*");
-    const note = changes.length ? `${changes.length} change${changes.length === 1 ? "" : "s"}` : "";
+    const changes = frame.changes || [];
+    const note = changes.length ? summariseChanges(changes).map((c) => c.text).join("; ") : "";
     this.live.set(frame.workflow_id, { version: frame.version, note });
     this.render();
   }
@@ -204,7 +205,7 @@ export class ProjectView {
           ? h("a", { class: "open-workflow", href: `#workflow=${encodeURIComponent(entry.workflowId)}` }, "Open")
           : null,
       ),
-      entry.message ? h("div", { class: "wf-message" }, entry.message) : null,
+      entry.message && entry.status === "failed" ? h("div", { class: "wf-message" }, entry.message) : null,
       live && live.note ? h("div", { class: "wf-live muted" }, `Last change: ${live.note}`) : null,
     );
   }
