@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tools.catalogue.docs_search import DocsIndex
     from tools.document import WorkflowDocument
 
-ToolKind = Literal["structural", "read", "fan_out", "code_edit", "route"]
+ToolKind = Literal["structural", "read", "fan_out", "code_edit", "route", "plan"]
 
 
 class ToolArgs(BaseModel):
@@ -128,7 +128,8 @@ class ToolSpec(Generic[ArgsT]):
     kind: ToolKind
     """``structural`` edits the document; ``read`` only looks; ``fan_out`` hands the call to
     a sub-agent that runs in parallel after the round's structural calls; ``code_edit`` is
-    the code sub-agent's own tool; ``route`` is the router's answer."""
+    the code sub-agent's own tool; ``route`` is the router's answer; ``plan`` proposes a
+    project plan for review (plan turns only, never on a workflow's document)."""
     handler: Callable[..., Any] | None = None
     spinner: str = "Working…"
     """Status while the call runs; ``{n}`` is the number of items and ``{s}`` a plural s."""

@@ -78,7 +78,11 @@ class Project(SQLModel, table=True):
     owner: str | None = None
     created_at: datetime = Field(sa_type=UTCDateTime)
     updated_at: datetime = Field(sa_type=UTCDateTime)
-    """When its set of workflows last changed (a workflow's own edits do not count)."""
+    """When its set of workflows (or its plan) last changed (a workflow's own edits do
+    not count)."""
+    plan: str | None = Field(default=None, sa_type=Text)
+    """The project's plan record as JSON (``tools.plan.PlanRecord``); ``None`` until one
+    is proposed."""
 
 
 class Workflow(SQLModel, table=True):
@@ -118,8 +122,11 @@ class ChatSession(SQLModel, table=True):
     __tablename__ = "chat_sessions"
 
     id: str = Field(primary_key=True)
-    workflow_id: str = Field(foreign_key="workflows.id", ondelete="CASCADE", index=True)
-    """The workflow a turn of this session edits."""
+    workflow_id: str | None = Field(
+        default=None, foreign_key="workflows.id", ondelete="CASCADE", index=True
+    )
+    """The workflow a turn of this session edits; ``None`` on a project session, whose
+    turns are plan turns over the whole project."""
     read_only: bool = False
     owner: str | None = None
     created_at: datetime = Field(sa_type=UTCDateTime)
@@ -148,7 +155,11 @@ class Turn(SQLModel, table=True):
 
     id: str = Field(primary_key=True)
     session_id: str = Field(foreign_key="chat_sessions.id", ondelete="CASCADE", index=True)
-    workflow_id: str = Field(foreign_key="workflows.id", ondelete="CASCADE", index=True)
+    workflow_id: str | None = Field(
+        default=None, foreign_key="workflows.id", ondelete="CASCADE", index=True
+    )
+    """The workflow the turn edits; ``None`` for a plan turn (its builds are versions of
+    the project's workflows, each naming this turn)."""
     route: str | None = None
     status: str
     tool_rounds: int = 0

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from app.errors import NotFoundError
 from app.store.models import projects, workflow_versions, workflows
 from app.store.records import ProjectRecord, WorkflowRecord
+from tools.plan import PlanRecord
 
 __all__ = ["ProjectQueries"]
 
@@ -85,6 +86,24 @@ class ProjectQueries:
         if record is None:
             raise NotFoundError(f"no project {project_id!r}", project_id=project_id)
         return record
+
+    async def get_plan(self, project_id: str) -> PlanRecord | None:
+        """The project's plan record, ``None`` when it has none (or there is no project)."""
+        raw = await self._first(select(projects.c.plan).where(projects.c.id == project_id))
+        if raw is None or raw["plan"] is None:
+            return None
+        return PlanRecord.model_validate_json(raw["plan"])
+
+    async def save_plan(self, project_id: str, record: PlanRecord) -> None:
+        """Replace the project's plan record (:class:`NotFoundError` without the project)."""
+        async with self._writer.begin() as conn:
+            done = await conn.execute(
+                update(projects)
+                .where(projects.c.id == project_id)
+                .values(plan=record.model_dump_json(), updated_at=self._clock())
+            )
+            if done.rowcount != 1:
+                raise NotFoundError(f"no project {project_id!r}", project_id=project_id)
 
     async def list_projects(self, *, limit: int | None = None) -> list[ProjectRecord]:
         """Newest first (by creation time), each with its workflow count."""

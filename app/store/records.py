@@ -79,7 +79,7 @@ class VersionRecord(_Record):
 
 class SessionRecord(_Record):
     id: str
-    workflow_id: str
+    workflow_id: str | None
     read_only: bool
     owner: str | None
     created_at: datetime
@@ -100,7 +100,7 @@ class TurnRecord(_Record):
 
     id: str
     session_id: str
-    workflow_id: str
+    workflow_id: str | None
     route: str | None
     status: TurnStatus
     tool_rounds: int

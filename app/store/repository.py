@@ -34,6 +34,7 @@ from app.store.models import (
     MessageRole,
     chat_sessions,
     messages,
+    projects,
     workflow_versions,
     workflows,
 )
@@ -258,13 +259,16 @@ class Store(ProjectQueries, TurnQueries, ConfirmationQueries):
     async def create_session(
         self,
         *,
-        workflow_id: str,
+        workflow_id: str | None,
         read_only: bool,
         owner: str | None = None,
         project_id: str | None = None,
     ) -> SessionRecord:
         """A session whose turns edit ``workflow_id``; with ``project_id``, a session on
-        that project, which must hold the workflow (else :class:`ConflictError`)."""
+        that project, which must hold the workflow (else :class:`ConflictError`). With
+        ``project_id`` and no workflow, a project session: its turns are plan turns."""
+        if workflow_id is None and project_id is None:
+            raise ValueError("a session is on a workflow, a project, or both")
         record = SessionRecord(
             id=self._new_id(),
             workflow_id=workflow_id,
@@ -274,18 +278,23 @@ class Store(ProjectQueries, TurnQueries, ConfirmationQueries):
             created_at=self._clock(),
         )
         async with self._writer.begin() as conn:
-            home = await conn.scalar(
-                select(workflows.c.project_id).where(workflows.c.id == workflow_id)
-            )
-            if home is None:
-                raise NotFoundError(f"no workflow {workflow_id!r}", workflow_id=workflow_id)
-            if project_id is not None and home != project_id:
-                raise ConflictError(
-                    f"workflow {workflow_id!r} is not in project {project_id!r}",
-                    code="workflow_not_in_project",
-                    workflow_id=workflow_id,
-                    project_id=project_id,
+            if workflow_id is None:
+                found = await conn.scalar(select(projects.c.id).where(projects.c.id == project_id))
+                if found is None:
+                    raise NotFoundError(f"no project {project_id!r}", project_id=project_id)
+            else:
+                home = await conn.scalar(
+                    select(workflows.c.project_id).where(workflows.c.id == workflow_id)
                 )
+                if home is None:
+                    raise NotFoundError(f"no workflow {workflow_id!r}", workflow_id=workflow_id)
+                if project_id is not None and home != project_id:
+                    raise ConflictError(
+                        f"workflow {workflow_id!r} is not in project {project_id!r}",
+                        code="workflow_not_in_project",
+                        workflow_id=workflow_id,
+                        project_id=project_id,
+                    )
             await conn.execute(insert(chat_sessions).values(record.model_dump()))
         return record
 

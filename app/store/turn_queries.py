@@ -40,7 +40,7 @@ class TurnQueries:
         turn_id: str,
         *,
         session_id: str,
-        workflow_id: str,
+        workflow_id: str | None,
         prompt_versions: Mapping[str, str] | None = None,
     ) -> TurnRecord:
         """Record a ``running`` turn. :class:`ConflictError` if ``turn_id`` is taken,
