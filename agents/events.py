@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.document.structure import Change
+from tools.plan import Contract, PlanDelta, ProjectPlan
 
 
 class _Event(BaseModel):
@@ -82,6 +83,35 @@ class ConfirmEvent(_Event):
     type: Literal["confirm.required"] = "confirm.required"
     request_id: str
     question: str
+
+
+class PlanProposedEvent(_Event):
+    """A plan turn is paused until someone reviews the proposed plan (DESIGN §5a.2)."""
+
+    type: Literal["plan.proposed"] = "plan.proposed"
+    request_id: str
+    """Answer with ``confirm {request_id, approved, feedback?}``."""
+    question: str
+    """What is asked, for people to read."""
+    plan: ProjectPlan
+    contracts: list[Contract] = Field(default_factory=list)
+    """The hand-offs between the planned workflows."""
+    delta: PlanDelta | None = None
+    """What the plan changes relative to the one built before, when there is one."""
+    revision: int = 1
+    """Counts the project's proposals; a revision after feedback adds one."""
+
+
+class PlanProgressEvent(_Event):
+    """One planned workflow's build started, finished or failed."""
+
+    type: Literal["plan.progress"] = "plan.progress"
+    workflow_key: str
+    workflow_id: str | None = None
+    """The project's workflow for this key, once it exists."""
+    status: Literal["building", "built", "failed"]
+    message: str | None = None
+    """Why it failed, or what its build said."""
 
 
 class ModelCallUsage(BaseModel):
@@ -154,6 +184,8 @@ Event = Annotated[
     | DeltaEvent
     | MessageEvent
     | ConfirmEvent
+    | PlanProposedEvent
+    | PlanProgressEvent
     | TurnCompletedEvent,
     Field(discriminator="type"),
 ]

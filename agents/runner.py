@@ -1,30 +1,46 @@
 """Runs a turn through the graph and yields its events, ending in a summary.
 
 The service consumes these events (adding ``seq``/``turn_id`` for the wire).
-A turn that hits a confirmation ends its stream with ``confirm.required``;
-``resume`` continues it (in this process or another sharing the checkpointer).
+A turn that hits a confirmation ends its stream with ``confirm.required`` (a
+plan turn's review with ``plan.proposed``); ``resume`` continues it (in this
+process or another sharing the checkpointer). The same runner drives the
+workflow graph (:mod:`agents.graph`) and the plan graph (:mod:`agents.plan`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from agents.events import ConfirmEvent, Event, TurnCompletedEvent
-from agents.runtime import TurnRuntime
-from agents.state import TurnInput, TurnState
+from agents.events import ConfirmEvent, Event, PlanProposedEvent, TurnCompletedEvent
+from agents.usage import UsageLedger
+
+Paused = (ConfirmEvent, PlanProposedEvent)
+
+
+class _RunContext(Protocol):
+    """What the runner needs of a graph's context (``TurnRuntime``, ``PlanRuntime``)."""
+
+    usage: UsageLedger
+
+
+def pause_event(value: dict[str, Any]) -> ConfirmEvent | PlanProposedEvent:
+    """The event for what a paused graph waits on: a plan review carries its plan."""
+    if "plan" in value:
+        return PlanProposedEvent.model_validate(value)
+    return ConfirmEvent(request_id=value["request_id"], question=value["question"])
 
 
 class TurnRunner:
     def __init__(
         self,
-        graph: CompiledStateGraph[TurnState, TurnRuntime, TurnInput, TurnState],
+        graph: CompiledStateGraph[Any, Any, Any, Any],
         *,
         keep_finished: bool = True,
     ) -> None:
@@ -38,16 +54,18 @@ class TurnRunner:
     def config(turn_id: str) -> RunnableConfig:
         return {"configurable": {"thread_id": turn_id}}
 
-    async def start(self, turn: TurnInput, runtime: TurnRuntime) -> AsyncIterator[Event]:
+    async def start(self, turn: Any, runtime: _RunContext) -> AsyncIterator[Event]:
         async for event in self._forgetting(
             self._run(turn, turn["turn_id"], runtime), turn["turn_id"]
         ):
             yield event
 
     async def resume(
-        self, turn_id: str, approved: bool, runtime: TurnRuntime
+        self, turn_id: str, approved: bool, runtime: _RunContext, *, feedback: str | None = None
     ) -> AsyncIterator[Event]:
-        events = self._run(Command(resume={"approved": approved}), turn_id, runtime)
+        """Continue a paused turn with the answer (and the words that came with it)."""
+        answer = {"approved": approved, "feedback": feedback}
+        events = self._run(Command(resume=answer), turn_id, runtime)
         async for event in self._forgetting(events, turn_id):
             yield event
 
@@ -55,7 +73,7 @@ class TurnRunner:
         paused = False
         try:
             async for event in events:
-                paused = isinstance(event, ConfirmEvent)
+                paused = isinstance(event, Paused)
                 yield event
         finally:
             # Whatever ended the turn (done, error, cancel), only a pause is resumable.
@@ -73,14 +91,15 @@ class TurnRunner:
             await checkpointer.adelete_thread(turn_id)
 
     async def pending_confirmation(self, turn_id: str) -> dict[str, Any] | None:
-        """The confirmation a paused turn waits for (``request_id``, ``question``)."""
+        """What a paused turn waits for: ``request_id`` and ``question``, and for a plan
+        review the ``plan.proposed`` fields (``plan``, ``contracts``, ``delta``, ``revision``)."""
         snapshot = await self.graph.aget_state(self.config(turn_id))
         for interrupt in snapshot.interrupts:
             value: dict[str, Any] = interrupt.value
             return value
         return None
 
-    async def _run(self, payload: Any, turn_id: str, runtime: TurnRuntime) -> AsyncIterator[Event]:
+    async def _run(self, payload: Any, turn_id: str, runtime: _RunContext) -> AsyncIterator[Event]:
         started = time.perf_counter()
         config = self.config(turn_id)
         paused: Event | None = None
@@ -95,8 +114,7 @@ class TurnRunner:
             if mode == "custom":
                 yield data  # nodes write only agents.events models
             elif mode == "updates" and "__interrupt__" in data:
-                value = data["__interrupt__"][0].value
-                paused = ConfirmEvent(request_id=value["request_id"], question=value["question"])
+                paused = pause_event(data["__interrupt__"][0].value)
         if paused is not None:
             yield paused
             return

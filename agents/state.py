@@ -37,6 +37,9 @@ class TurnInput(TypedDict, total=False):
     """A reviewer's session: no tool that changes the workflow runs."""
     errors: str | None
     """Problems the user's editor reported with the document, if any."""
+    plan_context: str | None
+    """Set when a plan turn builds this workflow: the whole plan, so the planner builds
+    its part to the plan's contracts."""
     history: list[dict[str, str]]
     """Earlier turns of the session: user text and final assistant text only."""
     yaml: str
@@ -56,6 +59,9 @@ class TurnState(TurnInput, total=False):
     """The tool_use blocks of the planner's last reply, still to run."""
     approvals: dict[str, bool]
     """The user's answer to a confirmation, per tool_use id it covered."""
+    confirmation_feedback: str | None
+    """Words the user sent with that answer; given to the planner with the round's
+    results, then cleared."""
     round_results: dict[str, dict[str, Any]]
     """tool_result blocks of the current round by tool_use id, while sub-agents run."""
     code_results: Annotated[list[dict[str, Any]], merge_code_results]

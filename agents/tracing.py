@@ -21,7 +21,7 @@ import dataclasses
 import json
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, SecretStr
 
@@ -36,8 +36,21 @@ from agents.events import (
 )
 from agents.masking import mask_secrets
 from agents.models.base import ChatModel, ModelRequest, ModelResponse, TextSink
-from agents.runtime import TurnRuntime
+from agents.runtime import AgentConfig, TurnRuntime
 from agents.usage import DEFAULT_PRICES, ModelPrice, cost_breakdown
+
+
+class _Traceable(Protocol):
+    """A run's context whose model calls can be traced (``TurnRuntime``, ``PlanRuntime``)."""
+
+    @property
+    def models(self) -> Mapping[Any, ChatModel]: ...
+
+    @property
+    def config(self) -> AgentConfig: ...
+
+
+_R = TypeVar("_R", bound=_Traceable)
 
 
 class LangfuseConfig(BaseModel):
@@ -131,7 +144,7 @@ def _langfuse(values: Mapping[str, Any] | None) -> dict[str, Any] | None:
 class _NoopTrace:
     """What a disabled tracer hands out: passes everything through untouched."""
 
-    def runtime(self, runtime: TurnRuntime) -> TurnRuntime:
+    def runtime(self, runtime: _R) -> _R:
         return runtime
 
     def event(self, event: Event) -> None:
@@ -192,10 +205,11 @@ class TurnTrace(_NoopTrace):
         self._stamp(child)
         return child
 
-    def runtime(self, runtime: TurnRuntime) -> TurnRuntime:
+    def runtime(self, runtime: _R) -> _R:
+        """The runtime (a turn's or a plan turn's) with each model call traced."""
         prices = runtime.config.prices
         models = {role: TracedModel(model, self, prices) for role, model in runtime.models.items()}
-        return dataclasses.replace(runtime, models=models)
+        return dataclasses.replace(runtime, models=models)  # type: ignore[type-var]
 
     def start_generation(self, request: ModelRequest, model: ChatModel) -> Any:
         parent = self.root

@@ -39,4 +39,9 @@ def confirm_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, A
     question = f"The assistant wants to {'; and '.join(descriptions)}. Go ahead?"
     answer = interrupt({"request_id": f"confirm-{use_ids[0]}", "question": question})
     approved = answer is True or (isinstance(answer, dict) and answer.get("approved") is True)
-    return {"approvals": {use_id: approved for use_id in use_ids}}
+    feedback = answer.get("feedback") if isinstance(answer, dict) else None
+    return {
+        "approvals": {use_id: approved for use_id in use_ids},
+        # The words that came with the answer reach the model with the round's results.
+        "confirmation_feedback": feedback.strip() if isinstance(feedback, str) else None,
+    }

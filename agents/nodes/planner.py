@@ -18,6 +18,7 @@ from agents.nodes.route import page_context
 from agents.nodes.stop_reasons import ask_planner, stop_text
 from agents.runtime import TurnRuntime
 from agents.state import TurnState
+from prompts.delimiters import fence
 from tools.document.redaction import redact, render_structure
 from tools.registry import tool_definitions
 
@@ -48,8 +49,25 @@ def first_messages(state: TurnState, rt: TurnRuntime) -> list[dict[str, Any]]:
         errors=errors_block,
         message=state["user_text"],
     )
+    plan_context = state.get("plan_context")
+    if plan_context:  # a plan turn building one of its workflows
+        content = rt.prompt("plan_build").render(plan=plan_context) + "\n\n" + content
     history = trim_history(state.get("history") or [], rt.config.history_token_budget)
     return [*_history_messages(history), {"role": "user", "content": content}]
+
+
+FEEDBACK_NOTE = "The user answered the confirmation with these words:"
+
+
+def _with_feedback(messages: list[dict[str, Any]], feedback: str | None) -> list[dict[str, Any]]:
+    """The conversation with the user's words on a confirmation added to the round's
+    tool results (the last user message), fenced like any user text."""
+    if not feedback or not messages or messages[-1]["role"] != "user":
+        return messages
+    last = messages[-1]
+    blocks = last["content"] if isinstance(last["content"], list) else [last["content"]]
+    text = f"{FEEDBACK_NOTE}\n<user_feedback>\n{fence(feedback, 'user_feedback')}\n</user_feedback>"
+    return [*messages[:-1], {**last, "content": [*blocks, {"type": "text", "text": text}]}]
 
 
 def _history_messages(history: list[dict[str, str]]) -> list[dict[str, Any]]:
@@ -74,6 +92,7 @@ async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
     rt = runtime.context
     doc = rt.document(state["yaml"], state["version"])
     messages = list(state.get("messages") or first_messages(state, rt))
+    messages = _with_feedback(messages, state.get("confirmation_feedback"))
     budget_spent = state.get("tool_calls", 0) >= rt.config.max_tool_calls
     if budget_spent:
         last = messages[-1]
@@ -112,9 +131,18 @@ async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
         text_only = [b for b in response.content if b.get("type") == "text" and b.get("text")]
         if text_only:
             messages.append({"role": "assistant", "content": text_only})
-        return {"messages": messages, "pending": [], "final_text": final}
+        return {
+            "messages": messages,
+            "pending": [],
+            "final_text": final,
+            "confirmation_feedback": None,
+        }
     messages.append({"role": "assistant", "content": response.content})
-    update: dict[str, Any] = {"messages": messages, "pending": pending}
+    update: dict[str, Any] = {
+        "messages": messages,
+        "pending": pending,
+        "confirmation_feedback": None,
+    }
     if not pending:
         text = response.text.strip()
         if not text and budget_spent:

@@ -14,9 +14,19 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Protocol
 
-from agents.models.base import ModelRequest, ModelResponse, TextSink
-from agents.runtime import TurnRuntime
+from agents.models.base import ChatModel, ModelRequest, ModelResponse, ModelRole, TextSink
+from agents.runtime import AgentConfig
+
+
+class _Asks(Protocol):
+    """A run's context that can ask the planner (``TurnRuntime``, ``PlanRuntime``)."""
+
+    config: AgentConfig
+
+    def model(self, role: ModelRole) -> ChatModel: ...
+
 
 CUT_OFF_CALL = (
     "My reply was cut off at the length limit before I finished a change, so I did not "
@@ -36,7 +46,7 @@ def _cut_call(response: ModelResponse) -> bool:
     return response.stop_reason == "max_tokens" and bool(response.tool_uses)
 
 
-async def ask_planner(rt: TurnRuntime, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+async def ask_planner(rt: _Asks, request: ModelRequest, on_text: TextSink) -> ModelResponse:
     """The planner's reply, asked once more with more room if a tool call was cut off.
 
     The retry streams its text only if the first attempt streamed none, so the

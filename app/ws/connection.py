@@ -49,11 +49,26 @@ class Connection:
         self._seq = 0
         self._writer: asyncio.Task[None] | None = None
         self.closed = False
-        self.last_workflow_version: int | None = None
+        self.watched: str | None = None
+        """The workflow this socket follows on the bus (set by :meth:`subscribe`)."""
+        self._versions: dict[str | None, int] = {}
+        # The newest version sent per workflow: a plan turn's frames are about several.
         # Replies to the client's own frames may fill only half the queue, so a
         # burst of client frames never leaves a running turn's frames without room.
         self._reply_limit = max(1, queue_size // 2)
         self._room = asyncio.Event()
+
+    @property
+    def last_workflow_version(self) -> int | None:
+        """The newest version of the followed workflow this socket was sent."""
+        return self._versions.get(self.watched)
+
+    @last_workflow_version.setter
+    def last_workflow_version(self, version: int | None) -> None:
+        if version is None:
+            self._versions.pop(self.watched, None)
+        else:
+            self._versions[self.watched] = version
 
     async def __aenter__(self) -> Connection:
         self._writer = asyncio.create_task(self._drain())
@@ -73,10 +88,11 @@ class Connection:
             return
         frame = wire(frame)
         if frame.get("type") == "workflow":
-            version = frame["version"]
-            if self.last_workflow_version is not None and version <= self.last_workflow_version:
+            version, about = frame["version"], frame.get("workflow_id") or self.watched
+            last = self._versions.get(about)
+            if last is not None and version <= last:
                 return  # already sent (a turn's own frame and its bus echo)
-            self.last_workflow_version = version
+            self._versions[about] = version
         self._seq += 1
         try:
             self._queue.put_nowait(_encode(frame, self._seq))
@@ -97,6 +113,7 @@ class Connection:
     ) -> Subscription | None:
         """The bus subscription, or ``None`` after closing the socket with 1013 (a
         proper close frame) when the bus cannot be reached."""
+        self.watched = workflow_id
         try:
             return await bus.subscribe(workflow_id, since_version=since_version)
         except Exception:

@@ -28,6 +28,8 @@ from agents.events import (
     DeltaEvent,
     Event,
     MessageEvent,
+    PlanProgressEvent,
+    PlanProposedEvent,
     RouteEvent,
     StatusEvent,
     TurnCompletedEvent,
@@ -55,6 +57,10 @@ class TurnFrame(_Frame):
     content: ClientText = Field(min_length=1)
     context: PageContext = Field(default_factory=PageContext)
     errors: ClientText | None = Field(None, max_length=20_000)
+    mode: Literal["edit", "plan"] | None = None
+    """``plan`` asks for a project plan (DESIGN §5a); on a workflow session, for the
+    workflow's project. Left out: edit a workflow session's workflow, or, on a project
+    session, let the planner decide whether the message calls for a plan."""
 
 
 class ConfirmFrame(_Frame):
@@ -141,6 +147,14 @@ class ConfirmRequiredFrame(ConfirmEvent):
     turn_id: str
 
 
+class PlanProposedFrame(PlanProposedEvent):
+    turn_id: str
+
+
+class PlanProgressFrame(PlanProgressEvent):
+    turn_id: str
+
+
 class TurnCompletedFrame(TurnCompletedEvent):
     turn_id: str
 
@@ -160,6 +174,8 @@ ServerFrame = Annotated[
     | DeltaFrame
     | MessageFrame
     | ConfirmRequiredFrame
+    | PlanProposedFrame
+    | PlanProgressFrame
     | TurnCompletedFrame
     | ErrorFrame,
     Field(discriminator="type"),
@@ -167,11 +183,13 @@ ServerFrame = Annotated[
 SERVER_FRAME_ADAPTER: TypeAdapter[ServerFrame] = TypeAdapter(ServerFrame)
 
 
-def event_frame(event: Event, *, turn_id: str, workflow_id: str) -> ServerFrame:
-    """A turn's agent event as the frame sent to its client."""
+def event_frame(event: Event, *, turn_id: str, workflow_id: str | None) -> ServerFrame:
+    """A turn's agent event as the frame sent to its client (a plan turn's ``workflow``
+    events name their own workflow; a workflow turn's are about the session's)."""
     fields = event.model_dump()
     if isinstance(event, WorkflowEvent):
-        return WorkflowFrame(**{**fields, "turn_id": turn_id, "workflow_id": workflow_id})
+        own = event.workflow_id or workflow_id
+        return WorkflowFrame(**{**fields, "turn_id": turn_id, "workflow_id": own})
     frame: ServerFrame = SERVER_FRAME_ADAPTER.validate_python({**fields, "turn_id": turn_id})
     return frame
 
