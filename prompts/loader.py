@@ -19,6 +19,9 @@ planner_user    structure, page_context, mode, errors, message
 job_code        (none: system prompt, cached)
 job_code_user   step, adaptor_functions, neighbours, current_code, request,
                 problems
+project_planner (none: system prompt of plan turns)
+project_planner_user  project, plan, mode, message
+plan_build      plan  (prepended to planner_user when a plan turn builds a workflow)
 ==============  ==============================================================
 
 ``errors`` and ``problems`` may be empty strings; when not empty they are
