@@ -10,6 +10,8 @@ from typing import Any
 
 from agents.graph import build_graph
 from agents.models.base import ChatModel, ModelRole
+from agents.plan.graph import build_plan_graph
+from agents.plan.runtime import build_checkpointer
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig
 from agents.tracing import LangfuseConfig, Tracer
@@ -17,6 +19,7 @@ from app.ai import build_models
 from app.auth import Authenticator
 from app.bus import make_bus
 from app.bus.base import EventBus, TurnLock
+from app.plan_turns import PlanTurnService
 from app.publishing import Publisher
 from app.settings import Settings
 from app.store import Store, create_engine, migrate, normalise_url
@@ -39,6 +42,8 @@ class Services:
     turns: TurnService
     runner: TurnRunner
     publisher: Publisher
+    plans: PlanTurnService
+    """Plan turns (project sessions, ``mode: plan``) and answers to any confirmation."""
 
 
 _PG_CHECKPOINT_SETUP_LOCK = 0x706C6371  # pg_advisory_lock key, distinct from migrations
@@ -129,6 +134,22 @@ async def open_services(
             prompt_loader=prompt_source.load if prompt_source else load_prompt,
         )
         stack.push_async_callback(turns.shutdown)
+        # Plan turns pause for review in the shared checkpointer (any worker resumes them);
+        # the workflow builds inside them run to their end, so memory holds theirs.
+        plans = PlanTurnService(
+            turns,
+            TurnRunner(build_plan_graph(saver), keep_finished=False),
+            build_graph(build_checkpointer()),
+        )
         yield Services(
-            settings, Authenticator(settings), store, bus, lock, tools, turns, runner, publisher
+            settings,
+            Authenticator(settings),
+            store,
+            bus,
+            lock,
+            tools,
+            turns,
+            runner,
+            publisher,
+            plans,
         )

@@ -23,6 +23,7 @@ from agents.budget import MessageTooLongError, check_message
 from agents.events import (
     ConfirmEvent,
     MessageEvent,
+    PlanProposedEvent,
     RouteEvent,
     TurnCompletedEvent,
 )
@@ -103,9 +104,8 @@ class TurnService:
     async def _runtime(
         self, session: SessionRecord, principal: Principal, yaml: str, version: int
     ) -> TurnRuntime:
-        committer = StoreCommitter(
-            self.publisher, session.workflow_id, session.id, principal.author
-        )
+        workflow_id = workflow_of(session)
+        committer = StoreCommitter(self.publisher, workflow_id, session.id, principal.author)
         runtime = TurnRuntime(
             models=self.models,
             config=self.config,
@@ -113,7 +113,7 @@ class TurnService:
             committer=committer,
             prompt_loader=self.prompt_loader,
         )
-        warm = self._warm.pop(session.workflow_id, None)
+        warm = self._warm.pop(workflow_id, None)
         # Reuse the document the last turn (or REST) left parsed (a 200-step workflow
         # takes ~150 ms to parse), but only if it is exactly the committed text (its
         # emitted text is cached: comparing costs no emission).
@@ -137,26 +137,28 @@ class TurnService:
         if live is not None:
             self.keep_parsed(workflow_id, *live)
 
-    async def _lock(self, workflow_id: str, send: Send) -> LockHandle | None:
-        """The workflow's turn lock, or ``None`` after telling the client why not."""
+    async def take_lock(self, key: str, send: Send, *, what: str = "workflow") -> LockHandle | None:
+        """The turn lock of ``key`` (a workflow id, or a project's plan-turn key), or
+        ``None`` after telling the client why not."""
         try:
-            handle = await self.lock.acquire(workflow_id, ttl_s=self.lock_ttl_s)
+            handle = await self.lock.acquire(key, ttl_s=self.lock_ttl_s)
         except Exception:  # e.g. Redis unreachable: say so rather than go silent
-            log.exception("could not take the turn lock of %s", workflow_id)
+            log.exception("could not take the turn lock of %s", key)
             await send(error_frame("unavailable", "Could not start the turn; try again shortly."))
             return None
         if handle is None:
-            await send(error_frame("busy", "Another turn is running on this workflow; try again."))
+            await send(error_frame("busy", f"Another turn is running on this {what}; try again."))
         return handle
 
     async def run(self, request: TurnRequest, send: Send) -> None:
         session = request.session
+        workflow_id = workflow_of(session)
         try:  # before the lock and the store: a message over the limit is never recorded
             check_message(request.content, self.config.max_message_chars)
         except MessageTooLongError as exc:
             await send(error_frame(exc.code, exc.message))
             return
-        handle = await self._lock(session.workflow_id, send)
+        handle = await self.take_lock(workflow_id, send)
         if handle is None:
             return
         last: ServerFrame | None = None
@@ -168,15 +170,15 @@ class TurnService:
                 await self._runtime(session, request.principal, turn["yaml"], turn["version"])
             )
             events = trace.wrap(self.runner.start(turn, runtime))
-            last = await self._stream(events, turn["turn_id"], session, send, runtime.usage)
-            self._keep_warm(session.workflow_id, runtime)
+            last = await self.relay(events, turn["turn_id"], session, send, runtime.usage)
+            self._keep_warm(workflow_id, runtime)
         except asyncio.CancelledError:
             last = error_frame("cancelled", "The turn was cancelled." + _AT_LAST_VERSION)
             raise
         except PlanwrightError as exc:
             last = error_frame(exc.code, exc.message)
         except Exception:
-            log.exception("turn setup failed on workflow %s", session.workflow_id)
+            log.exception("turn setup failed on workflow %s", workflow_id)
             last = error_frame("internal_error", "The turn could not start.")
         finally:
             # Release before the last frame goes out, so a client that starts its next
@@ -188,7 +190,8 @@ class TurnService:
     async def _begin(self, request: TurnRequest) -> TurnInput:
         """Record the turn and the user's message; the graph's input."""
         session = request.session
-        workflow = await self.store.get_workflow(session.workflow_id)
+        workflow_id = workflow_of(session)
+        workflow = await self.store.get_workflow(workflow_id)
         if workflow is None:
             raise NotFoundError("The workflow no longer exists.")
         history = [
@@ -196,7 +199,7 @@ class TurnService:
             for m in await self.store.list_messages(session.id)
         ]
         # We hold the workflow's lock: a turn still marked running died with its worker.
-        await self.store.abandon_running_turns(session.workflow_id)
+        await self.store.abandon_running_turns(workflow_id)
         paused = await self.store.paused_turn(session.id)
         if paused is not None:  # a new message abandons a question left unanswered
             await self.store.finish_turn(paused.id, status="cancelled", error_code="superseded")
@@ -205,7 +208,7 @@ class TurnService:
         await self.store.start_turn(
             turn_id,
             session_id=session.id,
-            workflow_id=session.workflow_id,
+            workflow_id=workflow_id,
             prompt_versions=dict(self.config.prompt_versions),
         )
         try:
@@ -215,7 +218,7 @@ class TurnService:
             raise
         return {
             "turn_id": turn_id,
-            "workflow_id": session.workflow_id,
+            "workflow_id": workflow_id,
             "user_text": request.content,
             "page": "job" if request.page == "job" else "workflow",
             "job_key": request.job_key,
@@ -236,6 +239,7 @@ class TurnService:
         *,
         feedback: str | None = None,
     ) -> None:
+        workflow_id = workflow_of(session)
         turn = await self.store.paused_turn(session.id)
         pending = await self.runner.pending_confirmation(turn.id) if turn else None
         if turn is None or pending is None or pending["request_id"] != request_id:
@@ -243,7 +247,7 @@ class TurnService:
                 error_frame("no_pending_confirmation", f"Nothing is waiting for {request_id!r}.")
             )
             return
-        handle = await self._lock(session.workflow_id, send)
+        handle = await self.take_lock(workflow_id, send)
         if handle is None:
             return
         last: ServerFrame | None = None
@@ -257,7 +261,7 @@ class TurnService:
                 feedback=feedback,
             )
             state = await self.runner.state(turn.id)
-            workflow = await self.store.get_workflow(session.workflow_id)
+            workflow = await self.store.get_workflow(workflow_id)
             if workflow is None or workflow.version != state.get("version"):
                 await self.store.finish_turn(turn.id, status="failed", error_code="stale")
                 await self.runner.forget(turn.id)
@@ -277,9 +281,9 @@ class TurnService:
             # The turn's totals (turn.completed, the row) include the calls before the pause.
             earlier = await self.store.list_model_calls(turn.id)
             runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
-            events = trace.wrap(self.runner.resume(turn.id, approved, runtime))
-            last = await self._stream(events, turn.id, session, send, runtime.usage)
-            self._keep_warm(session.workflow_id, runtime)
+            events = trace.wrap(self.runner.resume(turn.id, approved, runtime, feedback=feedback))
+            last = await self.relay(events, turn.id, session, send, runtime.usage)
+            self._keep_warm(workflow_id, runtime)
         except asyncio.CancelledError:
             last = error_frame("cancelled", "The turn was cancelled." + _AT_LAST_VERSION, turn.id)
             raise
@@ -293,7 +297,7 @@ class TurnService:
             if last is not None:
                 await send(last)
 
-    async def _stream(
+    async def relay(
         self, events: Any, turn_id: str, session: SessionRecord, send: Send, usage: UsageLedger
     ) -> ServerFrame | None:
         """Relay a turn's events, recording what they mean in the store.
@@ -324,7 +328,7 @@ class TurnService:
                     # Stored before it is sent: a reload shows what the socket showed.
                     await self.store.add_message(session.id, "assistant", event.text, turn_id)
                     stored_message = True
-                elif isinstance(event, ConfirmEvent):
+                elif isinstance(event, (ConfirmEvent, PlanProposedEvent)):
                     await self.store.record_confirmation(
                         turn_id,
                         session_id=session.id,
@@ -356,6 +360,16 @@ class TurnService:
                 "internal_error", "The turn failed unexpectedly." + _AT_LAST_VERSION, turn_id
             )
         return last
+
+
+def workflow_of(session: SessionRecord) -> str:
+    """The workflow a workflow turn of ``session`` edits (a project session has none:
+    its turns are plan turns, :mod:`app.plan_turns`)."""
+    if session.workflow_id is None:
+        raise ConflictError(
+            "This is a project session: its turns plan the project.", code="project_session"
+        )
+    return session.workflow_id
 
 
 _AT_LAST_VERSION = " The workflow is at its last saved version."

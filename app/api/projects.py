@@ -25,6 +25,7 @@ from app.text import PathId
 from tools.document import WorkflowDocument
 from tools.document.openfn import Exported, ImportedProject, export_project, import_project
 from tools.edits.primitives import clean_name
+from tools.plan import PlanRecord
 
 router = APIRouter(prefix="/v1/projects", tags=["projects"])
 
@@ -61,11 +62,16 @@ def _workflow(record: WorkflowRecord, problems: list[str] | None = None) -> sche
     )
 
 
-def _project(project: ProjectRecord, workflows: list[schemas.ProjectWorkflow]) -> schemas.Project:
+def _project(
+    project: ProjectRecord,
+    workflows: list[schemas.ProjectWorkflow],
+    plan: PlanRecord | None = None,
+) -> schemas.Project:
     return schemas.Project(
         id=project.id,
         name=project.name,
         workflows=workflows,
+        plan=plan,
         created_at=project.created_at,
         updated_at=project.updated_at,
     )
@@ -105,10 +111,11 @@ async def list_projects(
 async def get_project(
     project_id: PathId, services: ServicesDep, principal: PrincipalDep
 ) -> schemas.Project:
-    """The project and its workflows in order; ``plan`` is reserved for plan mode (null)."""
+    """The project, its workflows in order, and its plan (null until one is proposed)."""
     project = await require_project(services, project_id)
     workflows = await services.store.list_project_workflows(project.id)
-    return _project(project, [_workflow(w) for w in workflows])
+    plan = await services.store.get_plan(project.id)
+    return _project(project, [_workflow(w) for w in workflows], plan)
 
 
 @router.get("/{project_id}/export")

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from agents.events import TurnUsage
 from agents.usage import PromptUse
 from app.text import ClientText
+from tools.plan import Contract, PlanDelta, PlanRecord, ProjectPlan
 
 
 class _Body(BaseModel):
@@ -89,11 +90,11 @@ class CreateSession(_Body):
 
     workflow_id: ClientText | None = Field(
         None,
-        description="The workflow the session's turns edit; on a project session, its "
-        "first workflow when left out.",
+        description="The workflow the session's turns edit. Left out with a project_id: a "
+        "project session, whose turns plan the project (plan mode).",
     )
     project_id: ClientText | None = Field(
-        None, description="Open the session on this project (what plan mode will use)."
+        None, description="Open the session on this project (plan mode; it may be empty)."
     )
     read_only: bool = False
 
@@ -113,17 +114,28 @@ class Message(BaseModel):
 
 class Session(BaseModel):
     id: str
-    workflow_id: str
-    """The workflow its turns edit."""
+    workflow_id: str | None
+    """The workflow its turns edit; ``None`` on a project session (plan turns)."""
     read_only: bool
     project_id: str | None = None
     """The project it was opened on; ``None`` for a session opened on one workflow."""
+
+
+class PendingPlan(BaseModel):
+    """The plan a paused plan turn waits on a review of (the ``plan.proposed`` fields)."""
+
+    plan: ProjectPlan
+    contracts: list[Contract] = Field(default_factory=list)
+    delta: PlanDelta | None = None
+    revision: int = 1
 
 
 class PendingConfirmation(BaseModel):
     turn_id: str
     request_id: str
     question: str
+    plan: PendingPlan | None = None
+    """Set when the pause is a plan review: answer it with the same ``confirm`` frame."""
 
 
 class Turn(BaseModel):
@@ -159,7 +171,8 @@ class Confirmation(BaseModel):
 
 class SessionDetail(Session):
     messages: list[Message]
-    workflow: Workflow
+    workflow: Workflow | None
+    """The session's workflow as it is now; ``None`` on a project session."""
     pending_confirmation: PendingConfirmation | None = None
     confirmations: list[Confirmation] = Field(default_factory=list)
     turns: list[Turn] = Field(default_factory=list)
@@ -203,10 +216,10 @@ class Project(BaseModel):
     id: str
     name: str
     workflows: list[ProjectWorkflow]
-    plan: None = Field(
+    plan: PlanRecord | None = Field(
         None,
-        description="Reserved for plan mode (DESIGN §5a): the project's plan and the "
-        "contracts between its workflows. Always null for now.",
+        description="The project's plan (DESIGN §5a): the latest proposal, the contracts "
+        "between its workflows, review and build status; null until one is proposed.",
     )
     created_at: datetime
     updated_at: datetime

@@ -10,7 +10,7 @@ from app.api import schemas
 from app.api.workflows import require_project
 from app.auth import Principal
 from app.deps import PrincipalDep, ServicesDep
-from app.errors import ConflictError, NotFoundError
+from app.errors import NotFoundError
 from app.services import Services
 from app.store import SessionRecord
 from app.text import PathId
@@ -27,32 +27,17 @@ async def owned_session(services: Services, session_id: str, principal: Principa
     return session
 
 
-async def _project_workflow(services: Services, project_id: str) -> str:
-    """The workflow a project session edits when none is named: the project's first.
-
-    Plan mode will give project sessions turns that work on the project as a whole;
-    until then each turn edits one workflow, as on a workflow session."""
-    await require_project(services, project_id)
-    workflows = await services.store.list_project_workflows(project_id)
-    if not workflows:
-        raise ConflictError(
-            f"Project {project_id!r} has no workflow yet; add one (POST /v1/workflows with "
-            "this project_id) before opening a session on it.",
-            code="project_empty",
-        )
-    return workflows[0].id
-
-
 @router.post("", status_code=status.HTTP_201_CREATED)
 async def create_session(
     body: schemas.CreateSession, services: ServicesDep, principal: PrincipalDep
 ) -> schemas.Session:
-    """A session on a workflow, or on a project (``project_id``; its turns edit
-    ``workflow_id``, which must be in the project, else the project's first workflow)."""
+    """A session on a workflow, or on a project (``project_id``): with ``workflow_id``
+    too, its turns edit that workflow of the project; without, it is a project session,
+    whose turns plan the project (DESIGN §5a), an empty one too."""
     workflow_id = body.workflow_id
     if workflow_id is None:
         assert body.project_id is not None  # the body requires one of them
-        workflow_id = await _project_workflow(services, body.project_id)
+        await require_project(services, body.project_id)
     elif await services.store.get_workflow(workflow_id) is None:
         raise NotFoundError(f"There is no workflow {workflow_id!r}.")
     elif body.project_id is not None:
@@ -74,14 +59,23 @@ async def create_session(
 
 
 async def _pending(services: Services, session_id: str) -> schemas.PendingConfirmation | None:
-    """A confirmation this session's paused turn waits for, answerable from any device."""
-    turn = await services.store.paused_turn(session_id)
-    if turn is None:
+    """A confirmation (or plan review) this session's paused turn waits for, answerable
+    from any device."""
+    found = await services.plans.pending(session_id)
+    if found is None:
         return None
-    pending = await services.runner.pending_confirmation(turn.id)
-    if pending is None:
-        return None
-    return schemas.PendingConfirmation(turn_id=turn.id, **pending)
+    turn_id, pending = found
+    plan = None
+    if "plan" in pending:
+        plan = schemas.PendingPlan.model_validate(
+            {k: pending.get(k) for k in ("plan", "contracts", "delta", "revision")}
+        )
+    return schemas.PendingConfirmation(
+        turn_id=turn_id,
+        request_id=pending["request_id"],
+        question=pending["question"],
+        plan=plan,
+    )
 
 
 async def _turns(services: Services, session_id: str) -> list[schemas.Turn]:
@@ -116,9 +110,11 @@ async def get_session(
     session_id: PathId, services: ServicesDep, principal: PrincipalDep
 ) -> schemas.SessionDetail:
     session = await owned_session(services, session_id, principal)
-    workflow = await services.store.get_workflow(session.workflow_id)
-    if workflow is None:
-        raise NotFoundError("The session's workflow no longer exists.")
+    workflow = None
+    if session.workflow_id is not None:
+        workflow = await services.store.get_workflow(session.workflow_id)
+        if workflow is None:
+            raise NotFoundError("The session's workflow no longer exists.")
     messages = await services.store.list_messages(session.id)
     return schemas.SessionDetail(
         turns=await _turns(services, session.id),
@@ -132,7 +128,9 @@ async def get_session(
             schemas.Confirmation.model_validate(c, from_attributes=True)
             for c in await services.store.list_confirmations(session.id)
         ],
-        workflow=schemas.Workflow(
+        workflow=None
+        if workflow is None
+        else schemas.Workflow(
             id=workflow.id,
             project_id=workflow.project_id,
             name=workflow.name,

@@ -75,12 +75,15 @@ async def chat_socket(
     limit = services.settings.max_frame_bytes
     running: asyncio.Task[None] | None = None
     async with Connection(websocket, queue_size=services.settings.send_queue_size) as conn:
-        subscription = await conn.subscribe(services.bus, session.workflow_id)
-        if subscription is None:  # the bus is down: closed with 1013
-            return
-        forwarder = asyncio.create_task(
-            relay_to_chat(services.bus, services.store, session.workflow_id, subscription, conn)
-        )
+        forwarder: asyncio.Task[None] | None = None
+        subscription = None
+        if session.workflow_id is not None:  # a project session gets its turns' frames only
+            subscription = await conn.subscribe(services.bus, session.workflow_id)
+            if subscription is None:  # the bus is down: closed with 1013
+                return
+            forwarder = asyncio.create_task(
+                relay_to_chat(services.bus, services.store, session.workflow_id, subscription, conn)
+            )
         try:
             while not conn.closed:
                 message = await websocket.receive()
@@ -118,10 +121,14 @@ async def chat_socket(
                         job_key=frame.context.job_key,
                         errors=frame.errors,
                     )
-                    running = services.turns.spawn(services.turns.run(request, conn.send))
+                    if session.workflow_id is None or frame.mode == "plan":
+                        work = services.plans.run(request, conn.send, mode=frame.mode)
+                    else:
+                        work = services.turns.run(request, conn.send)
+                    running = services.turns.spawn(work)
                 elif isinstance(frame, ConfirmFrame):
                     running = services.turns.spawn(
-                        services.turns.resume(
+                        services.plans.answer(
                             session,
                             principal,
                             frame.request_id,
@@ -133,5 +140,7 @@ async def chat_socket(
         except WebSocketDisconnect:
             pass
         finally:
-            forwarder.cancel()
-            await subscription.close()
+            if forwarder is not None:
+                forwarder.cancel()
+            if subscription is not None:
+                await subscription.close()

@@ -20,6 +20,7 @@ from app.ws.protocol import (
     wire,
 )
 from tools.errors import PlanwrightError
+from tools.plan import PlannedTrigger, PlannedWorkflow, ProjectPlan
 
 SAMPLES: list[ev.Event] = [
     ev.RouteEvent(destination="planner"),
@@ -36,6 +37,23 @@ SAMPLES: list[ev.Event] = [
     ev.DeltaEvent(text="Hel"),
     ev.MessageEvent(text="Hello"),
     ev.ConfirmEvent(request_id="confirm-tu_1", question="Go ahead?"),
+    ev.PlanProposedEvent(
+        request_id="plan-t1-1",
+        question="Build these 1 workflows?",
+        plan=ProjectPlan(
+            summary="One intake.",
+            workflows=[
+                PlannedWorkflow(
+                    key="intake",
+                    name="Intake",
+                    purpose="Take referrals in.",
+                    trigger=PlannedTrigger(type="webhook"),
+                )
+            ],
+            order=["intake"],
+        ),
+    ),
+    ev.PlanProgressEvent(workflow_key="intake", workflow_id="w1", status="built"),
     ev.TurnCompletedEvent(
         version=2, tool_rounds=1, usage=ev.TurnUsage(input_tokens=5), duration_ms=3
     ),

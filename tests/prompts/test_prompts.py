@@ -37,6 +37,9 @@ SHIPPED_VARIABLES: dict[str, set[str]] = {
         "request",
         "problems",
     },
+    "project_planner": set(),
+    "project_planner_user": {"project", "plan", "mode", "message"},
+    "plan_build": {"plan"},
 }
 
 

@@ -217,14 +217,15 @@ def test_sessions_on_a_project(client: TestClient) -> None:
     opened = _session(client, {"project_id": project["id"]})
     assert opened.status_code == 201, opened.text
     session = opened.json()
-    # Which workflow a turn edits: the project's first, unless one is named.
-    assert (session["project_id"], session["workflow_id"]) == (project["id"], first)
+    # Without a workflow it is a project session: its turns plan the whole project.
+    assert (session["project_id"], session["workflow_id"]) == (project["id"], None)
     detail = client.get(f"/v1/sessions/{session['id']}", headers=auth(EDITOR)).json()
-    assert (detail["project_id"], detail["workflow"]["id"]) == (project["id"], first)
-    assert detail["workflow"]["project_id"] == project["id"]
+    assert (detail["project_id"], detail["workflow"]) == (project["id"], None)
 
     named = _session(client, {"project_id": project["id"], "workflow_id": second}).json()
     assert named["workflow_id"] == second
+    detail = client.get(f"/v1/sessions/{named['id']}", headers=auth(EDITOR)).json()
+    assert detail["workflow"]["id"] == second and detail["workflow"]["project_id"] == project["id"]
 
     reviewer = _session(client, {"project_id": project["id"]}, token=REVIEWER).json()
     assert reviewer["read_only"] is True
@@ -240,8 +241,8 @@ def test_project_sessions_that_cannot_be_opened(client: TestClient) -> None:
     assert wrong.status_code == 409 and wrong.json()["error"]["code"] == "workflow_not_in_project"
 
     empty = _create(client, {"name": "Empty"})
-    refused = _session(client, {"project_id": empty["id"]})
-    assert refused.status_code == 409 and refused.json()["error"]["code"] == "project_empty"
+    opened = _session(client, {"project_id": empty["id"]})  # plan mode starts from nothing
+    assert opened.status_code == 201 and opened.json()["workflow_id"] is None
 
     missing = _session(client, {"project_id": "nope"})
     assert missing.status_code == 404 and "nope" in missing.json()["error"]["message"]
@@ -255,7 +256,7 @@ def test_project_sessions_that_cannot_be_opened(client: TestClient) -> None:
 def test_a_turn_on_a_project_session_edits_its_workflow(
     client: TestClient, model: ScriptedModel
 ) -> None:
-    """Until plan mode, a project session's turn edits the session's workflow, as today."""
+    """A session opened on a project and one of its workflows edits that workflow."""
     model.push(
         ScriptedModel.tool_calls(
             ("update_jobs", {"jobs": [{"key": "fetch-referral", "name": "Pull referral"}]})
@@ -264,7 +265,7 @@ def test_a_turn_on_a_project_session_edits_its_workflow(
     )
     project = _create(client, {"yaml": REFERRAL_PROJECT})
     first, *others = (w["id"] for w in project["workflows"])
-    session = _session(client, {"project_id": project["id"]}).json()
+    session = _session(client, {"project_id": project["id"], "workflow_id": first}).json()
     frames: list[dict[str, Any]] = []
     with client.websocket_connect(f"/v1/sessions/{session['id']}/ws?token={EDITOR}") as ws:
         ws.send_json({"type": "turn", "content": "rename it", "context": {"page": "workflow"}})

@@ -1,0 +1,300 @@
+"""Running plan turns for the service (DESIGN §5a): a project session's turns, and any
+turn sent with ``"mode": "plan"``.
+
+A plan turn holds its project's plan lock (one plan turn per project, across
+workers) for as long as it runs, and each workflow's own turn lock while a
+build changes it, so a build never interleaves with a turn on that workflow.
+It is recorded, relayed and resumed exactly like a workflow turn (the shared
+parts are :class:`app.turns.TurnService`'s): the review is a confirmation
+stored with the turn and a checkpointed pause; the plan record is stored on
+the project before every frame about it (:class:`StoreWorkspace`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+
+from agents.budget import MessageTooLongError, check_message
+from agents.plan.runtime import OpenWorkflow, PlanRuntime
+from agents.plan.state import PlanInput
+from agents.runner import TurnRunner
+from agents.usage import UsageLedger
+from app.auth import Principal
+from app.bus.base import TurnLock
+from app.errors import ConflictError, NotFoundError
+from app.publishing import Publisher, StoreCommitter
+from app.store import SessionRecord, Store
+from app.turns import Send, TurnRequest, TurnService
+from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame
+from tools.document import WorkflowDocument
+from tools.document.openfn.ids import slugify
+from tools.errors import PlanwrightError
+from tools.plan import PlanRecord
+
+log = logging.getLogger(__name__)
+_AT_PLAN = " Workflows built so far stay as they are."
+
+
+def plan_lock_key(project_id: str) -> str:
+    """The turn-lock key of a project's plan turns (never a workflow id: those are hex)."""
+    return f"plan:{project_id}"
+
+
+class StoreWorkspace:
+    """The project a plan turn works in, over the store, the publisher and the locks."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        publisher: Publisher,
+        lock: TurnLock,
+        project_id: str,
+        session_id: str,
+        author: str,
+        lock_ttl_s: float,
+    ) -> None:
+        self.store, self.publisher, self.lock = store, publisher, lock
+        self.project_id, self.session_id, self.author = project_id, session_id, author
+        self.lock_ttl_s = lock_ttl_s
+
+    async def save_plan(self, record: PlanRecord) -> None:
+        await self.store.save_plan(self.project_id, record)
+
+    async def open_workflow(self, workflow_id: str | None, name: str) -> OpenWorkflow:
+        record = await self.store.get_workflow(workflow_id) if workflow_id else None
+        if record is None or record.project_id != self.project_id:
+            yaml = WorkflowDocument.new(name=name).to_yaml()
+            record = await self.store.create_workflow(
+                name=name,
+                yaml=yaml,
+                project_id=self.project_id,
+                author=self.author,
+                tool="plan",
+                summary="Created by the project's plan",
+            )
+        committer = StoreCommitter(self.publisher, record.id, self.session_id, self.author)
+        return OpenWorkflow(record.id, record.yaml, record.version, committer)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, workflow_id: str) -> AsyncIterator[None]:
+        handle = await self.lock.acquire(workflow_id, ttl_s=self.lock_ttl_s)
+        if handle is None:
+            raise ConflictError(
+                "Another turn is running on this workflow, so the plan could not build it.",
+                code="busy",
+            )
+        try:
+            yield
+        finally:
+            await handle.release()
+
+
+class PlanTurnService:
+    """Starts and resumes plan turns; the recording and relaying are the turn service's."""
+
+    def __init__(
+        self,
+        turns: TurnService,
+        runner: TurnRunner,
+        workflow_graph: CompiledStateGraph[Any, Any, Any, Any],
+    ) -> None:
+        self.turns, self.runner, self.workflow_graph = turns, runner, workflow_graph
+
+    async def project_of(self, session: SessionRecord) -> str:
+        """The project a plan turn of ``session`` plans: the session's, or its workflow's."""
+        if session.project_id is not None:
+            return session.project_id
+        assert session.workflow_id is not None  # a session is on a workflow or a project
+        workflow = await self.turns.store.get_workflow(session.workflow_id)
+        if workflow is None:
+            raise NotFoundError("The workflow no longer exists.")
+        return workflow.project_id
+
+    def _runtime(
+        self, session: SessionRecord, principal: Principal, project_id: str
+    ) -> PlanRuntime:
+        turns = self.turns
+        workspace = StoreWorkspace(
+            store=turns.store,
+            publisher=turns.publisher,
+            lock=turns.lock,
+            project_id=project_id,
+            session_id=session.id,
+            author=principal.author,
+            lock_ttl_s=turns.lock_ttl_s,
+        )
+        return PlanRuntime(
+            models=turns.models,
+            workspace=workspace,
+            workflow_graph=self.workflow_graph,
+            config=turns.config,
+            tools=turns.tools,
+            prompt_loader=turns.prompt_loader,
+        )
+
+    async def run(self, request: TurnRequest, send: Send, *, mode: str | None) -> None:
+        session = request.session
+        try:
+            check_message(request.content, self.turns.config.max_message_chars)
+            project_id = await self.project_of(session)
+        except (MessageTooLongError, PlanwrightError) as exc:
+            await send(error_frame(exc.code, exc.message))
+            return
+        handle = await self.turns.take_lock(plan_lock_key(project_id), send, what="project")
+        if handle is None:
+            return
+        last: ServerFrame | None = None
+        try:
+            turn = await self._begin(request, project_id, mode)
+            await send(TurnStartedFrame(turn_id=turn["turn_id"]))
+            trace = self.turns.tracer.turn(
+                turn, session_id=session.id, user_id=request.principal.subject, tags=["plan"]
+            )
+            runtime = trace.runtime(self._runtime(session, request.principal, project_id))
+            events = trace.wrap(self.runner.start(turn, runtime))
+            last = await self.turns.relay(events, turn["turn_id"], session, send, runtime.usage)
+        except asyncio.CancelledError:
+            last = error_frame("cancelled", "The plan turn was cancelled." + _AT_PLAN)
+            raise
+        except PlanwrightError as exc:
+            last = error_frame(exc.code, exc.message)
+        except Exception:
+            log.exception("plan turn setup failed on project %s", project_id)
+            last = error_frame("internal_error", "The plan turn could not start.")
+        finally:
+            await handle.release()
+            if last is not None:
+                await send(last)
+
+    async def _begin(self, request: TurnRequest, project_id: str, mode: str | None) -> PlanInput:
+        store, session = self.turns.store, request.session
+        project = await store.require_project(project_id)
+        workflows = await store.list_project_workflows(project_id)
+        history = [
+            {"role": m.role, "content": m.content} for m in await store.list_messages(session.id)
+        ]
+        paused = await store.paused_turn(session.id)
+        if paused is not None:  # a new message abandons a question left unanswered
+            await store.finish_turn(paused.id, status="cancelled", error_code="superseded")
+            await self.runner.forget(paused.id)
+            await self.turns.runner.forget(paused.id)
+        turn_id = self.turns.new_id()
+        await store.start_turn(
+            turn_id,
+            session_id=session.id,
+            workflow_id=None,
+            prompt_versions=dict(self.turns.config.prompt_versions),
+        )
+        try:
+            await store.add_message(session.id, "user", request.content, turn_id)
+        except BaseException:
+            await store.finish_turn(turn_id, status="failed", error_code="setup_failed")
+            raise
+        record = await store.get_plan(project_id)
+        return {
+            "turn_id": turn_id,
+            "project_id": project_id,
+            "user_text": request.content,
+            "mode": "plan" if mode == "plan" else None,
+            "read_only": session.read_only or not request.principal.can_edit,
+            "history": history,
+            "project": {
+                "name": project.name,
+                "slug": slugify(project.name),
+                "workflows": [{"id": w.id, "name": w.name} for w in workflows],
+            },
+            "record": None if record is None else record.model_dump(mode="json"),
+        }
+
+    async def pending(self, session_id: str) -> tuple[str, dict[str, Any]] | None:
+        """The paused turn of the session and what it waits for, plan review or not."""
+        turn = await self.turns.store.paused_turn(session_id)
+        if turn is None:
+            return None
+        runner = self.runner if turn.workflow_id is None else self.turns.runner
+        pending = await runner.pending_confirmation(turn.id)
+        return None if pending is None else (turn.id, pending)
+
+    async def answer(
+        self,
+        session: SessionRecord,
+        principal: Principal,
+        request_id: str,
+        approved: bool,
+        send: Send,
+        *,
+        feedback: str | None = None,
+    ) -> None:
+        """Answer whatever the session's paused turn waits for: a plan review resumes
+        here, a workflow turn's confirmation in the turn service."""
+        turn = await self.turns.store.paused_turn(session.id)
+        if turn is None or turn.workflow_id is not None:
+            await self.turns.resume(
+                session, principal, request_id, approved, send, feedback=feedback
+            )
+            return
+        pending = await self.runner.pending_confirmation(turn.id)
+        if pending is None or pending["request_id"] != request_id:
+            await send(
+                error_frame("no_pending_confirmation", f"Nothing is waiting for {request_id!r}.")
+            )
+            return
+        await self.resume(
+            session, principal, turn.id, approved, send, request_id=request_id, feedback=feedback
+        )
+
+    async def resume(
+        self,
+        session: SessionRecord,
+        principal: Principal,
+        turn_id: str,
+        approved: bool,
+        send: Send,
+        *,
+        request_id: str,
+        feedback: str | None = None,
+    ) -> None:
+        """Answer a plan review (``TurnService.resume`` hands plan turns here)."""
+        project_id = await self.project_of(session)
+        handle = await self.turns.take_lock(plan_lock_key(project_id), send, what="project")
+        if handle is None:
+            return
+        last: ServerFrame | None = None
+        store = self.turns.store
+        try:
+            await store.answer_confirmation(
+                turn_id,
+                request_id,
+                approved=approved,
+                answered_by=principal.author,
+                feedback=feedback,
+            )
+            await store.update_turn_status(turn_id, "running")
+            state = await self.runner.state(turn_id)
+            trace = self.turns.tracer.turn(
+                state, session_id=session.id, user_id=principal.subject, tags=["plan", "resumed"]
+            )
+            runtime = trace.runtime(self._runtime(session, principal, project_id))
+            earlier = await store.list_model_calls(turn_id)
+            runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
+            events = trace.wrap(self.runner.resume(turn_id, approved, runtime, feedback=feedback))
+            last = await self.turns.relay(events, turn_id, session, send, runtime.usage)
+        except asyncio.CancelledError:
+            last = error_frame("cancelled", "The plan turn was cancelled." + _AT_PLAN, turn_id)
+            raise
+        except PlanwrightError as exc:
+            last = error_frame(exc.code, exc.message, turn_id)
+        except Exception:
+            log.exception("resuming plan turn %s failed", turn_id)
+            last = error_frame("internal_error", "The plan turn could not resume.", turn_id)
+        finally:
+            await handle.release()
+            if last is not None:
+                await send(last)
