@@ -107,6 +107,9 @@ async def run(
     return Outcome(events, await runner.state(payload["turn_id"]), runner, rt)
 
 
-async def resume(outcome: Outcome, approved: bool, turn_id: str = "turn-1") -> Outcome:
-    events = [e.wire() async for e in outcome.runner.resume(turn_id, approved, outcome.runtime)]
+async def resume(
+    outcome: Outcome, approved: bool, turn_id: str = "turn-1", feedback: str | None = None
+) -> Outcome:
+    resumed = outcome.runner.resume(turn_id, approved, outcome.runtime, feedback=feedback)
+    events = [e.wire() async for e in resumed]
     return Outcome(events, await outcome.runner.state(turn_id), outcome.runner, outcome.runtime)
