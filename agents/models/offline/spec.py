@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from agents.models.offline import spec_patterns as P
 from agents.models.offline.grammar import imperative, norm, oxford
 from agents.models.offline.schedule import describe_cron, find_schedule
+from agents.models.offline.sop_patterns import WEBHOOK as SOP_WEBHOOK
 from agents.models.offline.spec_layout import Problems, Section, blocks, split
 from tools.plan import (
     PlannedTrigger,
@@ -158,7 +159,7 @@ def _labelled(
     elif kind == "purpose":
         section.purpose = value
     elif kind == "trigger":
-        if not _trigger(section, value, problems, labelled=True):
+        if not _trigger(section, value, problems):
             problems.add(
                 f'In "{section.name}", I could not read the trigger "{value}" (say e.g. '
                 '"Schedule: every day at 7" or "Trigger: webhook").'
@@ -214,9 +215,11 @@ def _dependency(section: Section, unit: str, sections: list[Section], problems: 
     return True
 
 
-def _trigger(section: Section, unit: str, problems: Problems, *, labelled: bool = False) -> bool:
+def _trigger(section: Section, unit: str, problems: Problems) -> bool:
     """A sentence that says how the workflow starts (True: it was one)."""
-    if P.WEBHOOK_LINE.match(unit) or (labelled and re.fullmatch(r"(?:a\s+)?webhook", unit, re.I)):
+    arrival = "," not in unit and SOP_WEBHOOK.match(unit) is not None
+    if P.WEBHOOK_LINE.match(unit) or arrival:
+        # "Runs on a webhook", "When a referral arrives", "Trigger: webhook".
         _set_trigger(section, PlannedTrigger(type="webhook"), problems)
         return True
     schedule = find_schedule(unit)
@@ -228,7 +231,7 @@ def _trigger(section: Section, unit: str, problems: Problems, *, labelled: bool 
         _set_trigger(section, cron, problems)
         return True
     rest = after.lstrip(" ,:").strip()
-    if P.RUN_WORDS.match(before) and after.lstrip().startswith(",") and rest:
+    if P.RUN_WORDS.match(before) and rest:
         # "Every day at 7, fetch the open referrals": the schedule, then a step.
         _set_trigger(section, cron, problems)
         _step(section, rest, [])

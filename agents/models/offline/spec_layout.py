@@ -72,6 +72,12 @@ def split(
         owns_lines = any(j is not None and j not in numbered for j in following)
         starts = sorted(numbered) if owns_lines else []
         names = {i: numbered[i].group("text") for i in starts}
+        if not starts:
+            # "Intake:" or "**Intake**" on a line of its own, over the process's lines.
+            named = {i: m for i in filled if (m := _name_line(lines[i])) is not None}
+            owns_lines = any(_next(filled, i) not in (*named, None) for i in named)
+            starts = sorted(named) if owns_lines else []
+            names = {i: named[i].group("bold") or named[i].group("colon") for i in starts}
     body_start = (first + 1) if title is not None and first is not None else 0
     intro = lines[body_start : starts[0] if starts else len(lines)]
     sections: list[Section] = []
@@ -155,6 +161,13 @@ def _plain_title(intro: list[str]) -> bool:
     alone = len(filled) == 1 or filled[1] > filled[0] + 1
     plain = not (P.ITEM.match(line) or P.LABELLED.match(line) or line.endswith((".", "!", "?")))
     return alone and plain and len(line.split()) <= 8
+
+
+def _name_line(line: str) -> re.Match[str] | None:
+    found = P.NAME_LINE.match(line)
+    if found is None or P.LABELLED.match(line.strip()):
+        return None
+    return found if len((found.group("bold") or found.group("colon")).split()) <= 8 else None
 
 
 def _keys(sections: list[Section], known: dict[str, str]) -> None:

@@ -14,7 +14,13 @@ HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.+?)\s*#*\s*$")
 # "1. Coverage check", "2) Coverage check" at the start of a line (no indent).
 NUMBERED = re.compile(r"^(?P<number>\d{1,2})\s*[.)]\s+(?P<text>\S.*?)\s*$")
 # A step of a list: "- ...", "* ...", "• ...", "1. ...", "a) ...", "(1) ...".
-ITEM = re.compile(r"^\s*(?:[-*•+]|\d{1,2}\s*[.)]|\(\d{1,2}\)|[a-h][.)])\s+(?P<text>\S.*?)\s*$")
+ITEM = re.compile(
+    r"^\s*(?:[-*•+]|\d{1,2}\s*[.)]|\(\d{1,2}\)|[a-h][.)]|step\s+\d{1,2}\s*[:.)-])\s+"
+    r"(?P<text>\S.*?)\s*$",
+    re.I,
+)
+# "Intake:" or "**Intake**" alone on a line (no indent): a section in a text with no headings.
+NAME_LINE = re.compile(r"^(?:\*\*(?P<bold>[^*]+?)\*\*:?|(?P<colon>[A-Z][^:.!?*#]{0,60}):)\s*$")
 # "1. Intake" or "Process 1: Intake" inside a heading: the number is not part of the name.
 HEADING_NUMBER = re.compile(
     r"^(?:(?:process|workflow|section|part|step)\s+)?\d{1,2}\s*[.):-]?\s+(?=\S)", re.I

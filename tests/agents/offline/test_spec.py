@@ -341,3 +341,41 @@ def test_a_workflow_renamed_by_feedback_keeps_its_key_in_the_next_spec() -> None
     assert isinstance(after, ProjectPlan)
     assert after.by_key()["coverage-check"].name == "Eligibility check"
     assert plan_delta(renamed, after).empty
+
+
+@pytest.mark.parametrize(
+    "line", ["When a referral arrives.", "Trigger: when a referral arrives", "Runs on a webhook."]
+)
+def test_webhook_lines(line: str) -> None:
+    plan = planned(f"## Intake\n{line}\n- Save the referral\n\n## Report\n- Send it\n")
+    intake = plan.by_key()["intake"]
+    assert intake.trigger.type == "webhook"
+    assert intake.steps == ["Save the referral"]
+
+
+def test_step_markers_and_a_schedule_before_a_step_without_a_comma() -> None:
+    plan = planned(
+        "## Intake\nStep 1: Fetch the referral over http\nStep 2: Save it\n\n"
+        "## Report\nEvery Friday at 4pm send the weekly report over http.\n"
+    )
+    assert plan.by_key()["intake"].steps == ["Fetch the referral over http", "Save it"]
+    report = plan.by_key()["report"]
+    assert report.trigger.cron_expression == "0 16 * * 5"
+    assert report.steps == ["send the weekly report over http"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Intake:\n- Save the referral\n\nCoverage check:\nAfter Intake.\n- Check the coverage\n",
+        "**Intake**\n- Save the referral\n**Coverage check**\nAfter Intake.\n- Check coverage\n",
+    ],
+)
+def test_name_lines_are_sections_in_a_text_without_headings(text: str) -> None:
+    plan = planned(text)
+    assert [w.key for w in plan.workflows] == ["intake", "coverage-check"]
+    assert plan.by_key()["coverage-check"].depends_on == ["intake"]
+
+
+def test_a_single_list_under_a_name_line_is_one_process_and_refused() -> None:
+    assert "one process section" in refused("Our process:\n- Fetch it\n- Save it\n")
