@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.events import Event, PlanProposedEvent
 from agents.graph import build_graph
-from agents.models.base import ModelRequest, ModelResponse, TextSink
+from agents.models.base import ChatModel, ModelRequest, ModelResponse, TextSink
 from agents.models.offline import OfflineModel
 from agents.plan.graph import build_plan_graph
 from agents.plan.runtime import InMemoryWorkspace, PlanRuntime, build_checkpointer
@@ -77,7 +77,7 @@ def plan_of(*workflows: PlannedWorkflow, summary: str = "The plan.") -> dict[str
 class PlanHarness:
     """One plan graph with an in-memory checkpointer and project."""
 
-    def __init__(self, model: ProposingModel, *, name: str = "Referrals") -> None:
+    def __init__(self, model: ChatModel, *, name: str = "Referrals") -> None:
         self.model = model
         self.workspace = InMemoryWorkspace(name=name)
         self.runner = TurnRunner(build_plan_graph(InMemorySaver()))
