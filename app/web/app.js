@@ -268,9 +268,10 @@ async function refreshConversation() {
   try {
     const detail = await api("GET", `/v1/sessions/${encodeURIComponent(state.session.id)}`);
     if (detail.messages.length !== state.messageCount) {
-      chat.renderHistory(detail.messages);
+      chat.renderHistory(detail.messages, { project: state.kind === "project" });
       state.messageCount = detail.messages.length;
     }
+    showPending(detail.pending_confirmation);
     if (detail.workflow) {
       applyWorkflow({ ...detail.workflow, workflow_id: detail.workflow.id, changes: [] });
     }
@@ -278,6 +279,21 @@ async function refreshConversation() {
   } catch (error) {
     reportError(error);
   }
+}
+
+// A pause the session's detail reports: a plan waiting for review or a confirmation
+// (asked before a reload, while the connection was down, or on another device).
+function showPending(pending) {
+  if (!pending || state.pendingConfirm) return;
+  chat.startTurn(pending.turn_id || null);
+  const review = reviewFrom(pending);
+  if (review) {
+    showPlan(review);
+    return;
+  }
+  state.pendingConfirm = pending;
+  chat.confirm(pending, { readOnly: state.session.read_only });
+  updateComposer();
 }
 
 // After a reconnect: the turn that was running (if any) kept going on the server.
@@ -509,18 +525,7 @@ async function openSession(sessionId) {
     document.title = project ? `${project.name} · Planwright` : "Planwright";
     document.body.dataset.version = "";
   }
-  const pending = detail.pending_confirmation;
-  const review = reviewFrom(pending);
-  if (review) {
-    // A plan waiting for review (proposed before a reload, or on another device).
-    chat.startTurn(review.turn_id);
-    showPlan(review);
-  } else if (pending) {
-    // A turn paused for confirmation (e.g. started on another device).
-    state.pendingConfirm = pending;
-    chat.startTurn(pending.turn_id || null);
-    chat.confirm(pending, { readOnly });
-  }
+  showPending(detail.pending_confirmation);
 
   state.socketStates = kind === "project" ? { chat: "idle" } : { chat: "idle", watch: "idle" };
   startChatSocket(detail.id);

@@ -416,3 +416,19 @@ def test_a_workflow_frame_mid_build_shows_in_the_entry_being_built(
     fake.pump()
     page.wait_for_selector('body[data-turn="idle"]')
     expect(page.locator('.project-workflow[data-status="built"]')).to_have_count(4)
+
+
+def test_a_plan_proposed_while_the_connection_was_down_shows_once_reconnected(
+    server: LiveServer, open_page: OpenPage, fake: FakeProject
+) -> None:
+    page = open_project(server, open_page, fake)
+    expect(page.locator(".plan-card")).to_have_count(0)
+    # Proposed on another device, say, while this page was not connected.
+    fake.pending = {"turn_id": "t9", "request_id": "r9", "question": "Build?"}
+    fake.pending["plan"] = fake.review(1)
+    fake.record("proposed", revision=1)
+    fake.socket.close(code=1012, reason="restart")
+    card = page.locator('.plan-card[data-request-id="r9"]')
+    expect(card).to_be_visible(timeout=20_000)
+    page.wait_for_selector('body[data-turn="confirm"]')
+    expect(page.locator("#plan-status")).to_contain_text("waiting for review")
