@@ -63,10 +63,19 @@ async def build_node(state: PlanState, runtime: Runtime[PlanRuntime]) -> dict[st
             record.workflows[key].status = "unchanged"
     await rt.workspace.save_plan(record)
     changed = {c.key for c in delta.changed} if delta is not None else set()
-    for key in plan.order:
-        if key in wanted:
-            await _build_one(rt, state, record, by_key[key], plan, found, emit, key in changed)
-    linked = await _link(rt, state, record, by_key, found, emit)
+    try:
+        for key in plan.order:
+            if key in wanted:
+                await _build_one(rt, state, record, by_key[key], plan, found, emit, key in changed)
+        linked = await _link(rt, state, record, by_key, found, emit)
+    except asyncio.CancelledError:
+        # The record must not say "building" for ever: what was built stays built.
+        for outcome in record.workflows.values():
+            if outcome.status in ("pending", "building"):
+                outcome.status, outcome.message = "failed", "The plan turn was cancelled."
+        record.status = "partial"
+        await asyncio.shield(rt.workspace.save_plan(record))
+        raise
     failed = [k for k, o in record.workflows.items() if o.status == "failed"]
     record.status = "partial" if failed else "built"
     record.built_plan = plan

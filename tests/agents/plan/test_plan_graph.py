@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from agents.events import MessageEvent, PlanProgressEvent, PlanProposedEvent, WorkflowEvent
@@ -209,3 +211,29 @@ async def test_the_same_spec_again_is_no_change() -> None:
     _, events = await harness.start("the spec")
     assert not [e for e in events if isinstance(e, PlanProposedEvent)]
     assert "nothing to change" in _text(events)
+
+
+async def test_a_cancelled_build_leaves_a_partial_record_not_building() -> None:
+    harness = PlanHarness(ProposingModel(plan_of(INTAKE, COVERAGE)))
+    turn_id, _ = await harness.start("the spec")
+    first_built = asyncio.Event()
+
+    async def run() -> None:
+        async for event in harness.runner.resume(turn_id, True, harness.runtime()):
+            if isinstance(event, PlanProgressEvent) and event.status == "built":
+                first_built.set()
+                await asyncio.sleep(10)  # the turn is cancelled here, mid-build
+
+    task = asyncio.create_task(run())
+    await first_built.wait()
+    task.cancel()  # as a cancel frame does
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(200):  # langgraph does not wait for the cancelled node's last write
+        if harness.workspace.records[-1].status != "building":
+            break
+        await asyncio.sleep(0.01)
+    record = harness.workspace.records[-1]
+    assert record.status == "partial"
+    assert record.workflows["intake"].status == "built"
+    assert record.workflows["coverage"].status == "failed"
