@@ -13,8 +13,13 @@ from typing import Any
 
 from agents.models.base import RequestContext
 from agents.models.offline.grammar import oxford
+from agents.models.offline.plan import Reply
+from agents.models.offline.planner import plan as offline_plan
 from agents.models.offline.spec import Refusal, read_spec
 from agents.models.offline.spec_revise import revise_plan
+from agents.plan.requests import build_request
+from tools.document import WorkflowDocument
+from tools.document.redaction import redact
 from tools.plan import ProjectPlan
 
 PROPOSE_PLAN = "propose_plan"
@@ -24,9 +29,35 @@ def plan_turn(context: RequestContext) -> ProjectPlan | Refusal:
     project = context.project or {}
     plan = ProjectPlan.model_validate(project["plan"]) if project.get("plan") else None
     if project.get("revising") and plan is not None:
-        return revise_plan(plan, context.user_text)
-    # A spec for a project built before: its workflows keep their keys (a precise delta).
-    return read_spec(context.user_text, str(project.get("slug") or ""), known=plan)
+        outcome = revise_plan(plan, context.user_text)
+    else:
+        # A spec for a project built before: its workflows keep their keys (a precise delta).
+        outcome = read_spec(context.user_text, str(project.get("slug") or ""), known=plan)
+    if isinstance(outcome, Refusal):
+        return outcome
+    return buildable(outcome, revised=bool(project.get("revising") and plan is not None))
+
+
+def buildable(plan: ProjectPlan, *, revised: bool = False) -> ProjectPlan | Refusal:
+    """``plan`` if the offline planner builds every workflow of it from its build request
+    (as the approved plan's builds will); otherwise what it would say instead, so that a
+    plan is never proposed that the offline builds would refuse."""
+    empty = redact(WorkflowDocument.new().structure)
+    doubts: list[str] = []
+    for workflow in plan.workflows:
+        request = RequestContext(user_text=build_request(workflow, plan), structure=empty)
+        answer = offline_plan(request)
+        if isinstance(answer, Reply):
+            said = "\n".join(f"  {line}" for line in answer.text.strip().split("\n"))
+            doubts.append(f'- "{workflow.name}":\n{said}')
+    if not doubts:
+        return plan
+    if revised:
+        lead = "I could not build every workflow of the revised plan, so the plan is unchanged."
+    else:
+        lead = "I read the spec, but I could not build every workflow from its steps, so "
+        lead += "nothing was changed."
+    return Refusal(f"{lead} What the offline builder says:\n" + "\n".join(doubts))
 
 
 def intro(plan: ProjectPlan) -> str:

@@ -124,3 +124,18 @@ def test_a_spec_for_a_built_project_keeps_the_built_keys() -> None:
     (use,) = ask(text, project=project(renamed)).tool_uses
     keys = [w["key"] for w in use["input"]["workflows"]]
     assert keys == ["intake", "coverage-check", "document-verification", "status-report"]
+
+
+def test_a_plan_the_offline_builds_would_refuse_is_not_proposed() -> None:
+    text = "## Intake\n- Save it\n- Otherwise log it\n\n## Report\n- Send it\n"
+    response = ask(text, project=project())
+    assert response.tool_uses == []
+    assert "could not build every workflow from its steps, so nothing was changed" in response.text
+    assert (
+        '- "Intake":' in response.text and 'I could not place "Otherwise log it"' in response.text
+    )
+    plan = example("four_processes.md")
+    revising = project(plan, revising=True)
+    response = ask("add a step to Status report: Otherwise log it", project=revising)
+    assert response.tool_uses == []
+    assert "the plan is unchanged" in response.text and '- "Status report":' in response.text
