@@ -30,6 +30,7 @@ class ProposingModel:
     def __init__(self, *proposals: dict[str, Any] | str) -> None:
         self.proposals = deque(proposals)
         self.plan_requests: list[ModelRequest] = []
+        self.build_requests: list[ModelRequest] = []
         self.offline = OfflineModel()
         self._ids = itertools.count(1)
 
@@ -37,6 +38,7 @@ class ProposingModel:
         self, request: ModelRequest, *, on_text: TextSink | None = None
     ) -> ModelResponse:
         if not any(t.get("name") == "propose_plan" for t in request.tools):
+            self.build_requests.append(request)
             return await self.offline.create(request, on_text=on_text)
         self.plan_requests.append(request)
         step = self.proposals.popleft()

@@ -237,3 +237,18 @@ async def test_a_cancelled_build_leaves_a_partial_record_not_building() -> None:
     assert record.status == "partial"
     assert record.workflows["intake"].status == "built"
     assert record.workflows["coverage"].status == "failed"
+
+
+async def test_each_build_is_an_ordinary_planner_run_with_the_whole_plan_as_context() -> None:
+    model = ProposingModel(plan_of(INTAKE, COVERAGE, summary="Referrals in, then coverage."))
+    harness = PlanHarness(model)
+    turn_id, _ = await harness.start("the spec")
+    await harness.answer(turn_id, True)
+    # Each run's first message (the planner appends to its conversation as it goes).
+    planner = [r for r in model.build_requests if r.role == "planner"]
+    firsts = list(dict.fromkeys(r.messages[0]["content"] for r in planner))
+    assert len(firsts) >= 2  # one build run (at least) per workflow
+    for text in firsts:
+        assert "<project_plan>" in text and "Referrals in, then coverage." in text
+        assert "Referral intake (intake)" in text and "Coverage check (coverage)" in text
+    assert "<- building now" in firsts[0].split("Coverage check (")[0]
