@@ -201,9 +201,13 @@ def _dependency(section: Section, unit: str, sections: list[Section], problems: 
     uses = P.USES.match(unit)
     if uses is None:
         return False
-    strict = uses.group("ref") or uses.group("ref2")
-    ref = strict or uses.group("ref3")
-    data = uses.group("data") or uses.group("data2") or uses.group("data3")
+    # "Uses X's result", "the result of X" and "Uses the X result" (a statement about
+    # the process) must name a section; "Use the API result" (an imperative) and "uses
+    # the token from the config" may be a step or a description.
+    statement = uses.group("verb").lower().endswith(("s", "on"))
+    strict = bool(uses.group("ref") or uses.group("ref2") or (uses.group("ref4") and statement))
+    ref = next(uses.group(g) for g in ("ref", "ref2", "ref3", "ref4") if uses.group(g))
+    data = next(uses.group(g) for g in ("data", "data2", "data3", "data4") if uses.group(g))
     refs = _refs(ref, sections)
     if refs is None:
         if strict:

@@ -72,10 +72,11 @@ AFTER = re.compile(
 ONCE = re.compile(rf"^{_IT}(?:(?:runs?|starts?)\s+)?once\s+(?P<ref>.+?){_KIND}{_DONE}$", re.I)
 # "Uses Intake's result", "Uses the referral from Intake", "Uses the result of Intake".
 USES = re.compile(
-    rf"^{_IT}(?:uses?|needs?|takes?|reads?|works\s+on)\s+(?:the\s+)?"
+    rf"^{_IT}(?P<verb>uses?|needs?|takes?|reads?|works\s+on)\s+(?:the\s+)?"
     r"(?:(?P<ref>[^,]+?)(?:'s|’s|')\s+(?P<data>[^,]+?)"
     r"|(?P<data2>results?|outputs?|data)\s+(?:of|from)\s+(?P<ref2>[^,]+?)"
-    r"|(?P<data3>[^,]+?)\s+from\s+(?P<ref3>[^,]+?))$",
+    r"|(?P<data3>[^,]+?)\s+from\s+(?P<ref3>[^,]+?)"
+    r"|(?P<ref4>[^,]+?)\s+(?P<data4>results?|outputs?|data))$",
     re.I,
 )
 # "Depends on Intake and Coverage check".

@@ -96,13 +96,15 @@ def _apply(workflows: list[PlannedWorkflow], part: str) -> list[PlannedWorkflow]
         return workflows
     removal = _REMOVE.match(part)
     if removal:
-        target = _find(workflows, removal.group("x"))
-        if isinstance(target, Refusal):
-            return target
-        for other in workflows:
-            if target.key in other.depends_on:
-                _drop_dependency(other, target, workflows)
-        return [w for w in workflows if w.key != target.key]
+        targets = _several(workflows, removal.group("x"))
+        if isinstance(targets, Refusal):
+            return targets
+        for target in targets:
+            for other in workflows:
+                if target.key in other.depends_on:
+                    _drop_dependency(other, target, workflows)
+            workflows = [w for w in workflows if w.key != target.key]
+        return workflows
     rename = _RENAME.match(part)
     if rename:
         return _rename(workflows, rename.group("rest"), part)
@@ -212,6 +214,18 @@ def _lookup(workflows: list[PlannedWorkflow], ref: str) -> PlannedWorkflow | Non
         if wanted in (norm(workflow.name), norm(workflow.key)):
             return workflow
     return None
+
+
+def _several(workflows: list[PlannedWorkflow], ref: str) -> list[PlannedWorkflow] | Refusal:
+    """'Status report', or 'Status report and Document verification' (each must exist)."""
+    whole = _lookup(workflows, ref)
+    if whole is not None:
+        return [whole]
+    parts = [p for p in SP.LIST_SPLIT.split(ref) if p.strip()]
+    found = [_lookup(workflows, p) for p in parts]
+    if len(parts) > 1 and all(f is not None for f in found):
+        return [f for f in found if f is not None]
+    return _missing(workflows, ref)
 
 
 def _find(workflows: list[PlannedWorkflow], ref: str) -> PlannedWorkflow | Refusal:

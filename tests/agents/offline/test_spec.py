@@ -379,3 +379,33 @@ def test_name_lines_are_sections_in_a_text_without_headings(text: str) -> None:
 
 def test_a_single_list_under_a_name_line_is_one_process_and_refused() -> None:
     assert "one process section" in refused("Our process:\n- Fetch it\n- Save it\n")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "After Intake.",
+        "Runs after Intake has finished.",
+        "Only after the Intake workflow is done.",
+        "Once intake is done.",
+        "Depends on Intake.",
+        "Depends on: intake",
+        "Uses the results of Intake.",
+        "Uses Intake’s output.",
+        "This workflow uses the Intake result.",
+    ],
+)
+def test_dependency_lines(line: str) -> None:
+    plan = planned(f"## Intake\n- Save the referral\n\n## Coverage\n{line}\n- Check it\n")
+    coverage = plan.by_key()["coverage"]
+    assert coverage.depends_on == ["intake"]
+    assert coverage.steps == ["Check it"]
+
+
+def test_uses_lines_that_name_no_section() -> None:
+    # An imperative is a step; a statement that names a result must name a section.
+    plan = planned("## A\n- Save it\n\n## B\nUse the API result.\nUse the token from the config.\n")
+    assert plan.by_key()["b"].steps == ["Use the API result", "Use the token from the config"]
+    assert '"B" depends on "API"' in refused(
+        "## A\n- Save it\n\n## B\nUses the API result.\n- Go\n"
+    )

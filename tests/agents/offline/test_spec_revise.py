@@ -46,6 +46,12 @@ def test_remove_a_workflow(plan: ProjectPlan) -> None:
     assert new.order == ["intake", "coverage-check", "document-verification"]
 
 
+def test_remove_several_workflows(plan: ProjectPlan) -> None:
+    new = revised(plan, "remove Status report and Document verification")
+    assert [w.key for w in new.workflows] == ["intake", "coverage-check"]
+    assert "Triage" in refused(plan, "remove Status report and Triage")
+
+
 def test_removing_a_workflow_others_use_drops_those_hand_offs(plan: ProjectPlan) -> None:
     new = revised(plan, "drop the Intake workflow")
     by_key = new.by_key()
