@@ -3,6 +3,9 @@ survives a reload, building into the project, the stored plan and confirmations.
 
 from __future__ import annotations
 
+import json
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -11,6 +14,7 @@ from fastapi.testclient import TestClient
 from tests.agents.plan.helpers import ProposingModel, plan_of, workflow
 from tests.app.service.conftest import EDITOR, REVIEWER, auth, create_workflow
 from tests.app.service.test_ws_chat import connect, turn, until
+from tests.evals.langfuse_stub import LangfuseStub
 from tools.plan import ProjectPlan
 
 INTAKE = workflow(
@@ -178,3 +182,36 @@ def test_a_second_plan_turn_on_the_project_is_busy(client: TestClient) -> None:
         assert "project" in frame["message"]
     finally:
         client.portal.call(held.release)  # type: ignore[union-attr]
+
+
+def test_a_plan_turn_is_traced_with_its_prompt_and_builds_and_records_its_usage(
+    app_client: Callable[..., TestClient],
+) -> None:
+    with LangfuseStub() as stub:
+        client = app_client(
+            langfuse_public_key=f"pk-lf-test-{uuid.uuid4().hex[:12]}",
+            langfuse_secret_key="sk-lf-test-secret",
+            langfuse_host=stub.base_url,
+        )
+        _, session_id = _project_session(client)
+        with connect(client, session_id) as ws:
+            ws.send_json(_plan_turn())
+            request_id = until(ws, "plan.proposed")[-1]["request_id"]
+            ws.send_json({"type": "confirm", "request_id": request_id, "approved": True})
+            until(ws, "turn.completed", limit=400)
+        client.app.state.services.turns.tracer.flush()  # type: ignore[attr-defined]
+        roots = stub.spans_named("turn")
+        generations = stub.spans_named("planner model call")
+    assert len(roots) == 2  # the proposal, and its resumption after the review
+    assert all("plan" in r["attributes"]["langfuse.trace.tags"] for r in roots)
+    prompts = {
+        json.loads(g["attributes"]["langfuse.observation.metadata.prompt_name"])
+        for g in generations
+    }
+    assert {"project_planner", "planner"} <= prompts
+    detail = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+    (turn_row,) = detail["turns"]
+    roles = {c["role"] for c in turn_row["usage"]["calls"]}
+    assert {"planner", "job_code"} <= roles  # the proposal and the builds' calls
+    assert turn_row["prompts"]["project_planner"]["version"] == "v1"
+    assert turn_row["prompts"]["planner"]["hash"]
