@@ -102,7 +102,9 @@ def _read_section(section: Section, sections: list[Section], problems: Problems)
     found = blocks(section.lines)
     first_item = next((b.row for b in found if b.item), None)
     for block in found:
-        units = P.SENTENCE_SPLIT.split(block.text)
+        labelled = P.LABELLED.match(block.text) is not None
+        # A labelled line is one unit ("Purpose: ..." of two sentences is the purpose).
+        units = [block.text] if labelled else P.SENTENCE_SPLIT.split(block.text)
         # Prose over a list describes the process; the list is its steps.
         intro = not block.item and first_item is not None and block.row < first_item
         for unit in units:
@@ -151,8 +153,8 @@ def _labelled(
 ) -> None:
     value = match.group("value").strip().rstrip(".")
     if kind == "steps":
-        if value:
-            _step(section, value, sections)
+        for sentence in P.SENTENCE_SPLIT.split(value) if value else []:
+            _step(section, sentence.strip().rstrip("."), sections)
         return
     if not value:
         problems.add(f'"{match.group(0)}" in "{section.name}" says nothing after the colon.')
@@ -182,8 +184,9 @@ def _dependency(section: Section, unit: str, sections: list[Section], problems: 
         if match is None:
             continue
         ref = match.group("ref")
+        refs = _refs(ref, sections)
         head, comma, tail = ref.partition(",")
-        if comma and tail.strip():
+        if refs is None and comma and tail.strip() and pattern is not P.DEPENDS:
             # "After Intake, check the coverage": a dependency and a step. "After that,
             # save it" is a step as said (no section is called "that").
             first = _refs(head, sections)
@@ -192,7 +195,6 @@ def _dependency(section: Section, unit: str, sections: list[Section], problems: 
             section.depends += [(key, None) for key in first]
             _step(section, tail.strip(), sections)
             return True
-        refs = _refs(ref, sections)
         if refs is None:
             problems.add(_unknown(section, ref, sections))
         else:

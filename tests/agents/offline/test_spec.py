@@ -409,3 +409,17 @@ def test_uses_lines_that_name_no_section() -> None:
     assert '"B" depends on "API"' in refused(
         "## A\n- Save it\n\n## B\nUses the API result.\n- Go\n"
     )
+
+
+def test_lists_of_dependencies_and_labelled_lines_of_several_sentences() -> None:
+    plan = planned(
+        "## Intake\n- Save it\n\n## Coverage\n- Check it\n\n"
+        "## Decision\nPurpose: Decide. Then tell the clinic.\nAfter Intake, Coverage.\n"
+        "Steps: Record the decision. Email the clinic.\n"
+    )
+    decision = plan.by_key()["decision"]
+    assert decision.depends_on == ["intake", "coverage"]
+    assert decision.purpose == "Decide. Then tell the clinic."
+    assert decision.steps == ["Record the decision", "Email the clinic"]
+    plan = planned("## A\n- Save it\n\n## B\n- Go\n\n## C\nDepends on A, B.\n- Send it\n")
+    assert plan.by_key()["c"].depends_on == ["a", "b"]
