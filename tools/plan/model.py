@@ -18,15 +18,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.base import ToolArgs
+from tools.document.cron import cron_problem
 
 KEY_PATTERN = r"^[a-z][a-z0-9-]{0,39}$"
 MAX_WORKFLOWS = 20
 _KEY = re.compile(KEY_PATTERN)
+Item = Annotated[str, Field(min_length=1, max_length=200)]
+"""A named piece of data (an input or output)."""
+Step = Annotated[str, Field(min_length=1, max_length=500)]
+"""One step, one sentence."""
+Key = Annotated[str, Field(pattern=KEY_PATTERN)]
 
 
 class PlannedTrigger(ToolArgs):
@@ -37,7 +43,7 @@ class PlannedTrigger(ToolArgs):
         "one) or 'cron' (on a schedule)."
     )
     cron_expression: str | None = Field(
-        None, description="5-field cron for 'cron' triggers, e.g. '0 7 * * 1-5'."
+        None, max_length=100, description="5-field cron for 'cron' triggers, e.g. '0 7 * * 1-5'."
     )
 
 
@@ -54,24 +60,24 @@ class PlannedWorkflow(ToolArgs):
         min_length=1, max_length=500, description="One sentence: what the workflow is for."
     )
     trigger: PlannedTrigger = Field(description="How it starts.")
-    inputs: list[str] = Field(
+    inputs: list[Item] = Field(
         default_factory=list,
         max_length=20,
         description="The data it receives (e.g. 'referral'); for a workflow that depends on "
         "another, what that one hands over.",
     )
-    outputs: list[str] = Field(
+    outputs: list[Item] = Field(
         default_factory=list,
         max_length=20,
         description="The data it produces for workflows that depend on it.",
     )
-    depends_on: list[str] = Field(
+    depends_on: list[Key] = Field(
         default_factory=list,
         max_length=MAX_WORKFLOWS,
         description="Keys of the workflows whose result this one uses. Each hands off to it "
         "when it finishes, so this workflow's trigger is a webhook.",
     )
-    steps: list[str] = Field(
+    steps: list[Step] = Field(
         default_factory=list,
         max_length=50,
         description="What the workflow does, one sentence a step, in order, as the user said "
@@ -92,9 +98,10 @@ class ProjectPlan(ToolArgs):
     workflows: list[PlannedWorkflow] = Field(
         min_length=1, max_length=MAX_WORKFLOWS, description="The workflows, one per process."
     )
-    order: list[str] = Field(
+    order: list[Key] = Field(
+        max_length=MAX_WORKFLOWS,
         description="Every workflow key once, leaf first: a workflow comes after every "
-        "workflow it depends on."
+        "workflow it depends on.",
     )
 
     def by_key(self) -> dict[str, PlannedWorkflow]:
@@ -124,7 +131,7 @@ class PlanProblem:
 
     code: str
     """Stable: duplicate_key, unknown_dependency, self_dependency, dependency_cycle,
-    order_mismatch, order_not_leaf_first, trigger_mismatch."""
+    order_mismatch, order_not_leaf_first, trigger_mismatch, invalid_cron."""
     message: str
     """What is wrong, naming the workflow keys, for the model and the user."""
 
@@ -165,9 +172,17 @@ def check_plan(plan: ProjectPlan) -> list[PlanProblem]:
                     "when they hand off to it: its trigger must be a webhook.",
                 )
             )
-        if workflow.trigger.type == "cron" and not workflow.trigger.cron_expression:
+        cron = workflow.trigger.cron_expression
+        if workflow.trigger.type == "cron" and not cron:
             problems.append(
                 PlanProblem("trigger_mismatch", f"{workflow.key!r} is on a schedule with no cron.")
+            )
+        elif workflow.trigger.type == "cron" and cron and cron_problem(cron):
+            problems.append(
+                PlanProblem(
+                    "invalid_cron",
+                    f"{workflow.key!r}: {cron!r} is not a schedule: {cron_problem(cron)}",
+                )
             )
     cycle = _cycle(plan)
     if cycle:
