@@ -21,8 +21,9 @@ from agents.plan.requests import build_request
 from tools.document import WorkflowDocument
 from tools.document.redaction import redact
 from tools.plan import ProjectPlan
+from tools.plan.tool import PROPOSE_PLAN as PROPOSE_PLAN_TOOL
 
-PROPOSE_PLAN = "propose_plan"
+PROPOSE_PLAN = PROPOSE_PLAN_TOOL.name
 
 
 def plan_turn(context: RequestContext) -> ProjectPlan | Refusal:

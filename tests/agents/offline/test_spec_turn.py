@@ -11,13 +11,10 @@ from agents.models.base import ModelRequest, ModelResponse, RequestContext
 from agents.models.offline import OfflineModel
 from agents.models.offline.spec import read_spec
 from tools.plan import ProjectPlan
+from tools.plan.tool import PROPOSE_PLAN
 
 SPECS = Path(__file__).parent / "specs"
-PROPOSE_PLAN_TOOL: dict[str, Any] = {
-    "name": "propose_plan",
-    "description": ProjectPlan.__doc__,
-    "input_schema": ProjectPlan.model_json_schema(),
-}
+PROPOSE_PLAN_TOOL: dict[str, Any] = PROPOSE_PLAN.definition()
 
 
 def example(name: str) -> ProjectPlan:
