@@ -24,7 +24,13 @@ Every adaptor the spec's workflows use (http and common) is installed here, so a
 four workflows run; a step whose adaptor were missing would fail the test (a
 ``not_run`` status is never counted as a pass).
 
-Needs node and npm: without them the fixtures fail (they never skip).
+The Lightning stand-in accepts every POST. Real Lightning answers 403
+``trigger_disabled`` on a disabled trigger, and new triggers start disabled (DESIGN
+§2), so the receivers' webhooks must be enabled in Lightning before Intake's
+hand-offs are accepted; nothing here enables them.
+
+The service part is ``service_plan.plan_and_build``. Needs node and npm: without
+them the fixtures fail (they never skip).
 """
 
 from __future__ import annotations
@@ -36,14 +42,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from ruamel.yaml import YAML
-from starlette.testclient import WebSocketTestSession
 
 from evals.openfn.mock_http import MockHttp
 from evals.openfn.runtime import RuntimeRun, run_cli_workflow
 from tests.external.openfn_harness import expected_from_document, load_with_openfn
-from tests.external.service_workflows import EDITOR, offline_service
+from tests.external.service_plan import Planned, plan_and_build
+from tests.external.service_workflows import offline_service
 from tests.external.test_openfn_handoff import Arrival, LightningWebhooks, with_credentials
 from tools.document import WorkflowDocument
 from tools.document.validation import validate
@@ -54,7 +59,6 @@ from tools.registry import default_context
 
 pytestmark = pytest.mark.external
 
-HEADERS = {"Authorization": f"Bearer {EDITOR}"}
 SPEC = (
     Path(__file__).resolve().parents[1] / "agents" / "offline" / "specs" / "four_processes.md"
 ).read_text(encoding="utf-8")
@@ -100,113 +104,12 @@ HAND_OFFS = {f"Hand off to {NAMES[k]}": WEBHOOK_PATHS[k] for k in (COVERAGE, DOC
 
 REFERRAL = {"id": "R-17", "member": "M-204", "documents": ["consent.pdf"]}
 """What the clinic portal answers Intake's fetch with: Intake's result, handed over."""
-_FRAMES = 2000
-
-
-def _frames_until(ws: WebSocketTestSession, kind: str) -> list[dict[str, Any]]:
-    frames: list[dict[str, Any]] = []
-    for _ in range(_FRAMES):
-        frame = ws.receive_json()
-        frames.append(frame)
-        if frame["type"] == "error":
-            raise AssertionError(f"the turn failed: {frame}")
-        if frame["type"] == kind:
-            return frames
-    raise AssertionError(f"no {kind} frame in {len(frames)} frames: {frames[-5:]}")
-
-
-@dataclass(frozen=True)
-class Planned:
-    """What the service did with the spec, read back as a user would."""
-
-    proposal: dict[str, Any]
-    """The ``plan.proposed`` frame."""
-    reloaded: dict[str, Any]
-    """``GET /v1/sessions/{id}`` after the socket closed mid-review."""
-    project_in_review: dict[str, Any]
-    """``GET /v1/projects/{id}`` mid-review."""
-    build: list[dict[str, Any]]
-    """Every frame after the approval, up to ``turn.completed``."""
-    project: dict[str, Any]
-    """``GET /v1/projects/{id}`` after the build."""
-    session: dict[str, Any]
-    """``GET /v1/sessions/{id}`` after the build."""
-    versions: dict[str, list[int]]
-    """Workflow id -> its stored version numbers."""
-    documents: dict[str, str]
-    """Workflow key -> its stored YAML."""
-    lightning: str
-    """The project's Lightning ``project.yaml`` export."""
-    cli: dict[str, dict[str, Any]]
-    """Workflow key -> its CLI ``workflow.json`` export, parsed."""
-
-    @property
-    def ids(self) -> dict[str, str]:
-        """Workflow key -> the id its build reported."""
-        return {
-            f["workflow_key"]: f["workflow_id"]
-            for f in self.build
-            if f["type"] == "plan.progress" and f["status"] == "built"
-        }
 
 
 @pytest.fixture(scope="module")
 def planned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Planned]:
     with offline_service(tmp_path_factory.mktemp("plan-project")) as client:
-        yield _plan_and_build(client)
-
-
-def _get(client: TestClient, path: str, **params: str) -> Any:
-    answer = client.get(path, params=params, headers=HEADERS)
-    assert answer.status_code == 200, answer.text
-    return answer.text if params.get("format") == "lightning" else answer.json()
-
-
-def _plan_and_build(client: TestClient) -> Planned:
-    created = client.post("/v1/projects", json={"name": PROJECT_NAME}, headers=HEADERS)
-    assert created.status_code == 201, created.text
-    project_id = created.json()["id"]
-    assert created.json()["workflows"] == []
-    opened = client.post("/v1/sessions", json={"project_id": project_id}, headers=HEADERS)
-    assert opened.status_code == 201, opened.text
-    assert opened.json()["workflow_id"] is None  # a project session
-    session_id = opened.json()["id"]
-    url = f"/v1/sessions/{session_id}/ws?token={EDITOR}"
-
-    with client.websocket_connect(url) as ws:
-        ws.send_json(
-            {"type": "turn", "content": SPEC, "context": {"page": "workflow"}, "mode": "plan"}
-        )
-        proposal = _frames_until(ws, "plan.proposed")[-1]
-    # The socket is gone mid-review: what a reload (any device) reads.
-    reloaded = _get(client, f"/v1/sessions/{session_id}")
-    project_in_review = _get(client, f"/v1/projects/{project_id}")
-    with client.websocket_connect(url) as ws:
-        ws.send_json({"type": "confirm", "request_id": proposal["request_id"], "approved": True})
-        build = _frames_until(ws, "turn.completed")
-
-    project = _get(client, f"/v1/projects/{project_id}")
-    workflows = {w["name"]: w["id"] for w in project["workflows"]}
-    by_key = {key: workflows[name] for key, name in NAMES.items() if name in workflows}
-    versions = {
-        wid: [v["version"] for v in _get(client, f"/v1/workflows/{wid}/versions")]
-        for wid in workflows.values()
-    }
-    return Planned(
-        proposal=proposal,
-        reloaded=reloaded,
-        project_in_review=project_in_review,
-        build=build,
-        project=project,
-        session=_get(client, f"/v1/sessions/{session_id}"),
-        versions=versions,
-        documents={k: _get(client, f"/v1/workflows/{wid}")["yaml"] for k, wid in by_key.items()},
-        lightning=_get(client, f"/v1/projects/{project_id}/export", format="lightning"),
-        cli={
-            k: _get(client, f"/v1/workflows/{wid}/export", format="cli")
-            for k, wid in by_key.items()
-        },
-    )
+        yield plan_and_build(client, SPEC, project_name=PROJECT_NAME)
 
 
 # --------------------------------------------------------------------------- the review
