@@ -358,7 +358,8 @@ class ChatClient:
             code = frame.get("code", "error")
             message = frame.get("message", "")
             if code == "busy":
-                message = "another turn is running on this workflow; try again when it finishes"
+                subject = "project" if self.on_project else "workflow"
+                message = f"another turn is running on this {subject}; try again when it finishes"
             self.out.line(self.out.paint(f"! {code}: {message}", "red"))
             if self.in_turn or code in ("busy", "no_pending_confirmation"):
                 self.in_turn = False

@@ -509,6 +509,7 @@ async function openSession(sessionId) {
   state.awaitingStart = false;
   state.pendingConfirm = null;
   layout(kind, readOnly);
+  chat.subject = kind;
 
   chat.renderHistory(detail.messages, { project: kind === "project" });
   state.messageCount = detail.messages.length;

@@ -176,3 +176,29 @@ async def test_a_plan_pending_when_the_session_opens_is_shown_and_rejected(
     assert server.received == [{"type": "confirm", "request_id": "r1", "approved": False}]
     assert "Rejected: nothing is built." in transcript
     assert "planner> Rejected." in transcript
+
+
+async def test_busy_names_the_project_on_a_project_session() -> None:
+    stdout = io.StringIO()
+    lines = LineReader(io.StringIO(""), asyncio.get_running_loop())
+    try:
+        client = ChatClient(
+            rest=rest(),
+            out=Output(stdout),
+            lines=lines,
+            ws_url="ws://127.0.0.1:9/unused",
+            session_id="s1",
+            workflow_id=None,
+            read_only=False,
+            name="Referrals",
+            version=0,
+            yaml="",
+            project_id="p1",
+        )
+        client.handle({"type": "error", "code": "busy", "message": "busy"})
+    finally:
+        lines.close()
+    assert stdout.getvalue() == (
+        "! busy: another turn is running on this project; try again when it finishes\n"
+    )
+    assert client.turn_events.get_nowait()[0] == "error"

@@ -16,6 +16,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
+from app.plan_turns import plan_lock_key
 from tests.e2e.conftest import screenshot
 from tests.e2e.server import EDITOR, LiveServer
 
@@ -224,3 +225,22 @@ def test_projects_are_listed_and_created_on_the_picker(
     expect(page.locator("#workflow-pane")).to_be_hidden()
     page.click("#nav-workflows")
     expect(page.locator("#project-rows tr", has_text="Made on the page")).to_have_count(1)
+
+
+def test_busy_names_the_project_when_another_plan_turn_holds_it(
+    server: LiveServer, open_page: OpenPage
+) -> None:
+    project = new_project(server)
+    page = open_project(server, open_page, project["id"])
+    handle = server.call(server.services.lock.acquire(plan_lock_key(project["id"]), ttl_s=30))
+    assert handle is not None
+    try:
+        page.fill("#chat-input", SPEC)
+        page.press("#chat-input", "Enter")
+        busy = page.locator('.msg.error[data-code="busy"]')
+        expect(busy).to_contain_text("Another turn is running on this project")
+        page.wait_for_selector('body[data-turn="idle"]')
+        expect(page.locator(".plan-card")).to_have_count(0)
+    finally:
+        server.call(handle.release())
+    propose(page)  # free again: the same spec proposes

@@ -4,10 +4,10 @@
 import { h, clear } from "./dom.js";
 import { planCard } from "./plan.js";
 
+// What an error code means here; `subject` is "workflow" or "project" (a project session).
 const ERROR_TEXT = {
-  busy: "Another turn is running on this workflow. Wait for it to finish, then send again.",
-  cancelled: "Stopped. The workflow keeps every change made before the stop.",
-  stale_confirmation: null, // the server's message says it best
+  busy: (subject) => `Another turn is running on this ${subject}. Wait for it to finish, then send again.`,
+  cancelled: (subject) => `Stopped. The ${subject} keeps every change made before the stop.`,
 };
 
 export class ChatView {
@@ -16,6 +16,7 @@ export class ChatView {
     this.onConfirm = onConfirm;
     this.turn = null; // {id, el, statuses, bubble}
     this.planNames = new Map(); // workflow key -> name, from the latest plan card
+    this.subject = "workflow"; // what the session's turns change: "workflow" | "project"
   }
 
   nearBottom() {
@@ -260,7 +261,8 @@ export class ChatView {
   }
 
   error(frame) {
-    const text = ERROR_TEXT[frame.code] || frame.message || "Something went wrong.";
+    const explain = ERROR_TEXT[frame.code];
+    const text = (explain && explain(this.subject)) || frame.message || "Something went wrong.";
     const el = h(
       "div",
       { class: "msg error", "data-code": frame.code || "error", role: "alert" },
