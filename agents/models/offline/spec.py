@@ -35,6 +35,7 @@ from agents.models.offline.grammar import imperative, norm, oxford
 from agents.models.offline.schedule import describe_cron, find_schedule
 from agents.models.offline.sop_patterns import WEBHOOK as SOP_WEBHOOK
 from agents.models.offline.spec_layout import Problems, Section, blocks, split
+from tools.document.names import sanitise_name
 from tools.plan import (
     PlannedTrigger,
     PlannedWorkflow,
@@ -323,7 +324,8 @@ def _plan(
             workflows.append(
                 PlannedWorkflow(
                     key=section.key,
-                    name=section.name,
+                    # The name the built workflow will have (a document rule).
+                    name=sanitise_name(section.name) or section.key,
                     purpose=_purpose(section),
                     trigger=section.trigger or PlannedTrigger(type="webhook"),
                     inputs=list(dict.fromkeys(inputs)),

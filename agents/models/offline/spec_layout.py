@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from agents.models.offline import spec_patterns as P
 from agents.models.offline.grammar import norm
 from agents.models.offline.schedule import find_schedule
+from tools.document.names import sanitise_name
 from tools.plan import PlannedTrigger
 
 MAX_KEY = 40
@@ -174,7 +175,8 @@ def _keys(sections: list[Section], known: dict[str, str]) -> None:
     """Known names keep their keys first; every other section gets its heading's slug."""
     taken: dict[str, str] = {}
     for section in sections:
-        key = known.get(norm(section.name))
+        # The plan holds the name as the document keeps it ("Provider s check").
+        key = known.get(norm(section.name)) or known.get(norm(sanitise_name(section.name)))
         if key is not None and key not in taken:
             section.key, taken[key] = key, section.name
     for section in sections:

@@ -24,6 +24,7 @@ from agents.models.offline import spec_patterns as SP
 from agents.models.offline.grammar import norm, oxford, strip_polite, unquote
 from agents.models.offline.schedule import find_schedule
 from agents.models.offline.spec import Refusal, read_spec
+from tools.document.names import sanitise_name
 from tools.plan import PlannedTrigger, PlannedWorkflow, ProjectPlan, check_plan, leaf_first_order
 
 _WORKFLOW = r"(?:\s+(?:workflow|process))?"
@@ -139,7 +140,7 @@ def _rename(
                 return Refusal(
                     f'Another workflow is already called "{name}"; the plan is unchanged.'
                 )
-            target.name = name
+            target.name = sanitise_name(name) or name
             return workflows
     named = rest.split(" to ")[0]
     if _lookup(workflows, named) is None and " to " in rest:

@@ -148,7 +148,8 @@ def test_prose_sections_wrapped_lines_and_five_processes() -> None:
 
 def test_brackets_that_say_nothing_of_when_stay_in_the_name() -> None:
     plan = planned("## Intake (v2)\n- Save it\n\n## Report\n- Send it\n")
-    assert plan.workflows[0].name == "Intake (v2)"
+    # Named as the built workflow will be (a name holds letters, digits, " ", "_", "-").
+    assert plan.workflows[0].name == "Intake v2"
     assert plan.workflows[0].key == "intake-v2"
 
 
@@ -423,3 +424,15 @@ def test_lists_of_dependencies_and_labelled_lines_of_several_sentences() -> None
     assert decision.steps == ["Record the decision", "Email the clinic"]
     plan = planned("## A\n- Save it\n\n## B\n- Go\n\n## C\nDepends on A, B.\n- Send it\n")
     assert plan.by_key()["c"].depends_on == ["a", "b"]
+
+
+def test_a_known_name_with_punctuation_keeps_its_key() -> None:
+    text = "## Provider's check!\n- Check it\n\n## Report\n- Send it\n"
+    first = planned(text)
+    assert first.workflows[0].name == "Provider s check"  # as the document names it
+    # The project was built with another key for it (e.g. renamed since, then back).
+    workflows = [first.workflows[0].model_copy(update={"key": "vetting"}), first.workflows[1]]
+    built = first.model_copy(update={"workflows": workflows, "order": ["vetting", "report"]})
+    again = read_spec(text, known=built)
+    assert isinstance(again, ProjectPlan)
+    assert [w.key for w in again.workflows] == ["vetting", "report"]

@@ -73,3 +73,12 @@ def test_plan_context_marks_the_workflow_and_its_hand_offs() -> None:
     assert "receives Intake result from Intake" in coverage
     assert "referrals-coverage-check" in coverage
     assert "[cron 0 7 * * 1-5]" in coverage
+
+
+def test_a_name_with_commas_and_colons_is_built_whole() -> None:
+    plan = example("four_processes.md")
+    item = plan.by_key()["coverage-check"].model_copy(update={"name": "Eligibility: payer, plan"})
+    outcome = run_turn(WorkflowDocument.new(), build_request(item, plan))
+    # The name is read whole (the document keeps letters, digits, spaces, "_" and "-").
+    assert outcome.doc.structure.name == "Eligibility payer plan"
+    assert len(outcome.doc.structure.jobs) == 3

