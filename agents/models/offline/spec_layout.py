@@ -2,7 +2,8 @@
 
 Sections are markdown headings of one level (a first heading of a higher level is
 the title), or, in a text with no headings, numbered lines on their own that have
-lines of their own under them ("1. Coverage check" then its steps). A numbered
+lines of their own under them ("1. Coverage check" then its steps), or else name
+lines ("Coverage check:", "**Coverage check**") over lines of their own. A numbered
 list whose every line is numbered is a list of steps, not of processes.
 """
 
