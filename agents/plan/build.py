@@ -40,7 +40,13 @@ from tools.document.structure import Structure
 from tools.errors import PlanwrightError
 from tools.jobcode import has_code
 from tools.plan import Contract, PlannedOutcome, PlannedWorkflow, PlanRecord, ProjectPlan
-from tools.plan.handoff import ToolCall, handoff_calls, receiving_calls, run_call
+from tools.plan.handoff import (
+    HANDOFF_CREDENTIAL,
+    ToolCall,
+    handoff_calls,
+    receiving_calls,
+    run_call,
+)
 from tools.registry import document_problems
 
 CODE_FOR_ALL = "Write code for all steps."
@@ -83,7 +89,7 @@ async def build_node(state: PlanState, runtime: Runtime[PlanRuntime]) -> dict[st
     return {
         "record": record.model_dump(mode="json"),
         "outcomes": {k: o.model_dump(mode="json") for k, o in record.workflows.items()},
-        "final_text": _summary(plan, record, wanted, linked),
+        "final_text": _summary(plan, record, wanted, linked, found),
     }
 
 
@@ -323,7 +329,13 @@ async def _cleared(state: PlanState, opened: OpenWorkflow, name: str, emit: Emit
     return OpenWorkflow(opened.workflow_id, yaml, version, opened.committer)
 
 
-def _summary(plan: ProjectPlan, record: PlanRecord, wanted: set[str], linked: int) -> str:
+def _summary(
+    plan: ProjectPlan,
+    record: PlanRecord,
+    wanted: set[str],
+    linked: int,
+    found: list[Contract],
+) -> str:
     by_key = plan.by_key()
     built = [k for k in plan.order if k in wanted and record.workflows[k].status == "built"]
     failed = [k for k in plan.order if record.workflows[k].status == "failed"]
@@ -332,7 +344,15 @@ def _summary(plan: ProjectPlan, record: PlanRecord, wanted: set[str], linked: in
         parts[0] += ": " + ", ".join(by_key[k].name for k in built)
     text = parts[0] + "."
     if linked:
-        text += f" Added {linked} hand-off{'s' if linked != 1 else ''} between them."
+        receivers = sorted(
+            {by_key[c.target].name for c in found if record.workflows[c.target].status != "failed"}
+        )
+        text += (
+            f" Added {linked} hand-off{'s' if linked != 1 else ''} between them. Before they "
+            f"work in Lightning, give the {HANDOFF_CREDENTIAL!r} credential your instance's "
+            f"baseUrl and enable the webhook trigger of {', '.join(receivers)} (new triggers "
+            "start disabled)."
+        )
     for key in failed:
         text += f" {by_key[key].name} failed: {record.workflows[key].message}"
     unchanged = [k for k in plan.order if k not in wanted]

@@ -19,7 +19,6 @@ from tests.evals.conftest import SECRET_KEY
 from tests.evals.helpers import scenario
 from tests.evals.langfuse_stub import LangfuseStub
 
-ROLES = ("job_code", "job_code_user", "planner", "planner_user", "router")
 SCRIPTED = {s.id: s for s in load_scenarios(model="scripted")}
 LEAK = "sk-ant-api03-SHOULDNOTLEAK42"
 
@@ -158,7 +157,8 @@ async def test_eval_run_becomes_a_dataset_run_with_every_grader_score(
     assert (
         result.run_name
         == run.run_name
-        == "scripted " + ",".join(f"{role}={load_prompt(role).version}" for role in ROLES)
+        == "scripted "
+        + ",".join(f"{role}={load_prompt(role).version}" for role in sorted(list_prompts()))
     )
     names = [s["name"] for s in langfuse_stub.scores]
     graders = {g.name for r in run.results for g in r.runs[0].grades if not g.skipped}

@@ -116,16 +116,28 @@ def intents(request: str, name: str) -> list[str]:
     return []
 
 
+_PHRASE_END = frozenset(words("from to into in on for with of over via by at as and then"))
+_PARTICLES = frozenset(words("up out back off down s"))
+
+
 def _object_noun(request: str, name: str) -> str:
-    """The first noun after the first verb: 'fetch the patients from X' -> 'patients'."""
+    """The head of the object after the first verb, the last word of its noun phrase:
+    'fetch the patients from X' -> 'patients', "look up the member's insurance over
+    http" -> 'insurance', 'fetch the open referrals' -> 'referrals'."""
     for text in (what_to_do(request), name):
         words = re.findall(r"[A-Za-z][A-Za-z0-9_-]*", text)
         for index, word in enumerate(words):
             low = imperative(word).lower()
             if low in _READ_WORDS | _WRITE_WORDS | _TRANSFORM_WORDS:
-                rest = [w for w in words[index + 1 :] if w.lower() not in _STOP]
-                if rest:
-                    return rest[0]
+                phrase: list[str] = []
+                for following in words[index + 1 :]:
+                    lower = following.lower()
+                    if lower in _PHRASE_END and phrase:
+                        break
+                    if lower not in _STOP and lower not in _PARTICLES:
+                        phrase.append(following)
+                if phrase:
+                    return phrase[-1]
     return "records"
 
 
