@@ -142,6 +142,21 @@ const projectView = new ProjectView(
   { onError: reportError },
 );
 
+projectView.follow({
+  isIdle: () => !state.turnRunning && !state.awaitingStart,
+  onPolled: (record, before) => {
+    const pending = state.pendingConfirm;
+    if (pending && pending.plan) {
+      const same = !record || !record.request_id || record.request_id === pending.request_id;
+      if (record && record.status === "proposed" && same) return;
+      chat.planAnsweredElsewhere(pending.request_id);
+      state.pendingConfirm = null;
+      updateComposer();
+    } else if (!record || record.status === before) return;
+    refreshConversation(); // its messages, and a revision proposed in this session
+  },
+});
+
 function showPlan(review) {
   state.turnId = review.turn_id || state.turnId;
   state.pendingConfirm = review; // .plan set: a plan review
@@ -392,6 +407,7 @@ async function showPicker() {
   state.session = null;
   state.kind = null;
   pane.open(null);
+  projectView.reset();
   el.sessionView.hidden = true;
   el.pickerView.hidden = false;
   el.navWorkflows.hidden = true;
@@ -510,6 +526,7 @@ async function openSession(sessionId) {
   state.pendingConfirm = null;
   layout(kind, readOnly);
   chat.subject = kind;
+  projectView.reset();
 
   chat.renderHistory(detail.messages, { project: kind === "project" });
   state.messageCount = detail.messages.length;
@@ -520,7 +537,6 @@ async function openSession(sessionId) {
     historyView.refresh();
   } else {
     el.projectLink.hidden = true;
-    projectView.reset();
     const project = await projectView.load(projectId);
     el.title.textContent = project ? project.name : "Project";
     document.title = project ? `${project.name} · Planwright` : "Planwright";

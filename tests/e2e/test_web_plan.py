@@ -244,3 +244,25 @@ def test_busy_names_the_project_when_another_plan_turn_holds_it(
     finally:
         server.call(handle.release())
     propose(page)  # free again: the same spec proposes
+
+
+def test_a_second_page_on_the_session_follows_a_review_answered_on_the_first(
+    server: LiveServer, open_page: OpenPage
+) -> None:
+    project = new_project(server)
+    first = open_project(server, open_page, project["id"])
+    propose(first)
+    second = open_page(first.url)  # the same session on another device
+    second.wait_for_selector('.connection[data-state="open"]')
+    expect(second.locator(".plan-card button.approve")).to_have_count(1)
+
+    first.locator(".plan-card button.approve").click()
+    first.wait_for_selector('body[data-turn="idle"]', timeout=BUILT)
+    # The second page gets no frames of the first's turn: it follows the stored plan.
+    expect(second.locator("#plan-status")).to_have_text(
+        re.compile(r"^Built: 4 workflows"), timeout=30_000
+    )
+    expect(second.locator(".plan-card button.approve")).to_have_count(0)
+    expect(second.locator('.project-workflow[data-status="built"]')).to_have_count(4)
+    expect(second.locator("#send-button")).to_be_enabled()
+    screenshot(second, "plan-07-second-page-followed")

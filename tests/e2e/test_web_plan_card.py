@@ -24,6 +24,7 @@ from tests.e2e.server import LiveServer
 OpenPage = Callable[..., Any]
 
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
+NOW = "2026-12-02T04:00:00Z"
 NO_ADAPTOR = "the step 'Check' has no adaptor"
 
 
@@ -84,6 +85,7 @@ class FakeProject:
         }
         self.pending: dict[str, Any] | None = None
         self.turns: list[dict[str, Any]] = []
+        self.messages: list[dict[str, Any]] = []
         self.answers: list[dict[str, Any]] = []
         self.plan = copy.deepcopy(PLAN)
         self.delta: dict[str, Any] | None = None
@@ -108,7 +110,7 @@ class FakeProject:
                 "workflow_id": None,
                 "project_id": "p1",
                 "read_only": self.read_only,
-                "messages": [],
+                "messages": self.messages,
                 "workflow": None,
                 "pending_confirmation": self.pending,
             },
@@ -127,6 +129,9 @@ class FakeProject:
     def _on_frame(self, frame: dict[str, Any]) -> None:
         if frame["type"] == "turn":
             self.turns.append(frame)
+            self.messages.append(
+                {"role": "user", "content": frame["content"], "turn_id": "t1", "created_at": NOW}
+            )
             self.send({"type": "turn.started", "turn_id": "t1"})
             self.propose(revision=1)
         elif frame["type"] == "confirm":
@@ -158,7 +163,7 @@ class FakeProject:
 
     def propose(self, revision: int) -> None:
         review = self.review(revision)
-        self.record("proposed", revision=revision, delta=self.delta)
+        self.record("proposed", revision=revision, delta=self.delta, request_id=f"r{revision}")
         question = "Build these 4 workflows?"
         self.pending = {"turn_id": "t1", "request_id": f"r{revision}", "question": question}
         self.pending["plan"] = review
@@ -432,3 +437,33 @@ def test_a_plan_proposed_while_the_connection_was_down_shows_once_reconnected(
     expect(card).to_be_visible(timeout=20_000)
     page.wait_for_selector('body[data-turn="confirm"]')
     expect(page.locator("#plan-status")).to_contain_text("waiting for review")
+
+
+def test_a_build_run_elsewhere_is_followed_until_it_is_built(
+    server: LiveServer, open_page: OpenPage, fake: FakeProject
+) -> None:
+    fake.record("building", revision=1)
+    fake.project["plan"]["workflows"] = {"intake": {"status": "building", "workflow_id": None}}
+    page = open_project(server, open_page, fake)
+    expect(page.locator("#plan-status")).to_have_text("Building: 0 of 4 built.")
+    for number, key in enumerate(PLAN["order"], 1):
+        fake.project["plan"]["workflows"][key] = {"status": "built", "workflow_id": f"w{number}"}
+        fake.project["workflows"].append({"id": f"w{number}", "name": key, "version": 3})
+    fake.record("built")
+    expect(page.locator("#plan-status")).to_have_text("Built: 4 workflows.")
+    expect(page.locator('.project-workflow[data-status="built"]')).to_have_count(4)
+
+
+def test_a_review_answered_on_another_device_is_no_longer_answerable_here(
+    server: LiveServer, open_page: OpenPage, fake: FakeProject
+) -> None:
+    page = open_project(server, open_page, fake)
+    card = propose(page)
+    # Another device approves: the stored plan moves on and the session has no pause.
+    fake.pending = None
+    fake.record("building", request_id=None)
+    expect(card).to_have_attribute("data-answer", "elsewhere")
+    expect(card.locator("button")).to_have_count(0)
+    expect(card.locator(".plan-outcome")).to_contain_text("Answered elsewhere")
+    page.wait_for_selector('body[data-turn="idle"]')
+    expect(page.locator("#plan-status")).to_contain_text("Building")

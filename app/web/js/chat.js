@@ -120,6 +120,18 @@ export class ChatView {
     return card;
   }
 
+  // A plan card answered (or superseded) somewhere else: no longer answerable here.
+  planAnsweredElsewhere(requestId) {
+    for (const card of this.root.querySelectorAll(".plan-card:not([data-answer])")) {
+      if (card.dataset.requestId !== requestId) continue;
+      card.dataset.answer = "elsewhere";
+      card.classList.add("elsewhere");
+      for (const part of card.querySelectorAll(".plan-actions, .plan-adjust")) part.remove();
+      card.querySelector(".plan-outcome").textContent =
+        "Answered elsewhere (another page or device): the project pane shows where the plan stands.";
+    }
+  }
+
   // plan.progress: one line per planned workflow, spinning while it builds.
   progress(frame) {
     const name = this.planNames.get(frame.workflow_key) || frame.workflow_key;

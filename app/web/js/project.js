@@ -6,6 +6,8 @@ import { api } from "./api.js";
 import { clear, h } from "./dom.js";
 import { summariseChanges } from "./model.js";
 
+const POLL_MS = 2500;
+
 const STATUS_TEXT = {
   pending: "planned",
   building: "building…",
@@ -85,9 +87,35 @@ export class ProjectView {
     this.record = null;
     this.live = new Map(); // workflow_id -> {version, note} from workflow frames
     this.building = null; // the key plan.progress says is building now
+    this.timer = null;
+    this.isIdle = () => true;
+    this.onPolled = () => {};
+  }
+
+  // A plan moved on by another device (or by this session while the page was away)
+  // sends no frames here: while it is proposed or building, re-read it now and then,
+  // when no turn runs on this page. onPolled(record, statusBefore) hears each re-read.
+  follow({ isIdle, onPolled }) {
+    this.isIdle = isIdle;
+    this.onPolled = onPolled;
+  }
+
+  schedule() {
+    clearTimeout(this.timer);
+    const status = this.record && this.record.plan ? this.record.status : null;
+    if (!this.project || (status !== "proposed" && status !== "building")) return;
+    const projectId = this.project.id;
+    this.timer = setTimeout(async () => {
+      if (!this.isIdle()) {
+        this.schedule();
+        return;
+      }
+      if (await this.load(projectId, { quiet: true })) this.onPolled(this.record, status);
+    }, POLL_MS);
   }
 
   reset() {
+    clearTimeout(this.timer);
     this.project = null;
     this.record = null;
     this.live = new Map();
@@ -96,7 +124,7 @@ export class ProjectView {
     this.el.status.textContent = "";
   }
 
-  async load(projectId) {
+  async load(projectId, { quiet = false } = {}) {
     try {
       const project = await api("GET", `/v1/projects/${encodeURIComponent(projectId)}`);
       if (this.project && this.project.id !== project.id) this.live = new Map();
@@ -105,7 +133,8 @@ export class ProjectView {
       this.render();
       return project;
     } catch (error) {
-      this.onError(error);
+      if (!quiet) this.onError(error);
+      else if (this.project && this.project.id === projectId) this.schedule();
       return null;
     }
   }
@@ -169,6 +198,7 @@ export class ProjectView {
   }
 
   render() {
+    this.schedule();
     const record = this.record && this.record.plan ? this.record : null;
     this.el.name.textContent = this.project ? this.project.name : "";
     this.el.status.dataset.status = record ? record.status : "none";
