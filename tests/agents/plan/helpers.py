@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.events import Event, PlanProposedEvent
 from agents.graph import build_graph
-from agents.models.base import ChatModel, ModelRequest, ModelResponse, TextSink
+from agents.models.base import ChatModel, ModelRequest, ModelResponse, ModelRole, TextSink
 from agents.models.offline import OfflineModel
 from agents.plan.graph import build_plan_graph
 from agents.plan.runtime import InMemoryWorkspace, PlanRuntime, build_checkpointer
@@ -87,7 +87,11 @@ class PlanHarness:
         self._turns = itertools.count(1)
 
     def runtime(self) -> PlanRuntime:
-        models = {"router": self.model, "planner": self.model, "job_code": self.model}
+        models: dict[ModelRole, ChatModel] = {
+            "router": self.model,
+            "planner": self.model,
+            "job_code": self.model,
+        }
         return PlanRuntime(
             models=models,
             workspace=self.workspace,
@@ -97,7 +101,7 @@ class PlanHarness:
 
     def turn(self, text: str, **extra: Any) -> PlanInput:
         record = self.workspace.records[-1] if self.workspace.records else None
-        return {
+        turn: PlanInput = {
             "turn_id": f"turn-{next(self._turns)}",
             "project_id": "p1",
             "user_text": text,
@@ -106,8 +110,9 @@ class PlanHarness:
             "history": [],
             "project": {"name": self.workspace.name, "slug": "referrals", "workflows": []},
             "record": None if record is None else record.model_dump(mode="json"),
-            **extra,
         }
+        turn.update(extra)  # type: ignore[typeddict-item]
+        return turn
 
     async def start(self, text: str, **extra: Any) -> tuple[str, list[Event]]:
         turn = self.turn(text, **extra)
