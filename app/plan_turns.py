@@ -180,6 +180,8 @@ class PlanTurnService:
         history = [
             {"role": m.role, "content": m.content} for m in await store.list_messages(session.id)
         ]
+        # We hold the project's plan lock: a plan turn still marked running died with its worker.
+        await store.abandon_running_plan_turns(project_id)
         paused = await store.paused_turn(session.id)
         if paused is not None:  # a new message abandons a question left unanswered
             await store.finish_turn(paused.id, status="cancelled", error_code="superseded")

@@ -14,14 +14,21 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Executable, RowMapping, func, insert, select, update
+from sqlalchemy import Executable, RowMapping, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from agents.events import ModelCallUsage, TurnUsage
 from agents.usage import PromptUse
 from app.errors import ConflictError, NotFoundError
-from app.store.models import TURN_STATUSES, TurnStatus, model_calls, turns
+from app.store.models import (
+    TURN_STATUSES,
+    TurnStatus,
+    chat_sessions,
+    model_calls,
+    turns,
+    workflows,
+)
 from app.store.records import ModelCallRecord, TurnRecord
 
 __all__ = ["TurnQueries"]
@@ -187,6 +194,32 @@ class TurnQueries:
         statement = (
             update(turns)
             .where(turns.c.workflow_id == workflow_id, turns.c.status == "running")
+            .values(status="failed", error_code="abandoned", updated_at=self._clock())
+        )
+        async with self._writer.begin() as conn:
+            result = await conn.execute(statement)
+        return int(result.rowcount or 0)
+
+    async def abandon_running_plan_turns(self, project_id: str) -> int:
+        """Mark the project's ``running`` plan turns failed (``abandoned``): called by the
+        holder of the project's plan lock, as :meth:`abandon_running_turns` is for a
+        workflow's. A plan turn has no workflow; its session is on the project, or on
+        one of the project's workflows."""
+        sessions = select(chat_sessions.c.id).where(
+            or_(
+                chat_sessions.c.project_id == project_id,
+                chat_sessions.c.workflow_id.in_(
+                    select(workflows.c.id).where(workflows.c.project_id == project_id)
+                ),
+            )
+        )
+        statement = (
+            update(turns)
+            .where(
+                turns.c.workflow_id.is_(None),
+                turns.c.status == "running",
+                turns.c.session_id.in_(sessions),
+            )
             .values(status="failed", error_code="abandoned", updated_at=self._clock())
         )
         async with self._writer.begin() as conn:

@@ -3,6 +3,7 @@ survives a reload, building into the project, the stored plan and confirmations.
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Callable
@@ -215,3 +216,24 @@ def test_a_plan_turn_is_traced_with_its_prompt_and_builds_and_records_its_usage(
     assert {"planner", "job_code"} <= roles  # the proposal and the builds' calls
     assert turn_row["prompts"]["project_planner"]["version"] == "v1"
     assert turn_row["prompts"]["planner"]["hash"]
+
+
+def test_a_plan_turn_left_running_by_a_dead_worker_is_abandoned_by_the_next(
+    client: TestClient,
+) -> None:
+    _, session_id = _project_session(client)
+    services = client.app.state.services  # type: ignore[attr-defined]
+    client.portal.call(  # type: ignore[union-attr]
+        functools.partial(
+            services.store.start_turn, "dead-turn", session_id=session_id, workflow_id=None
+        )
+    )
+    with connect(client, session_id) as ws:
+        ws.send_json(_plan_turn())
+        until(ws, "plan.proposed")
+    turns = {
+        t["id"]: t
+        for t in client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()["turns"]
+    }
+    assert turns["dead-turn"]["status"] == "failed"
+    assert turns["dead-turn"]["error_code"] == "abandoned"
