@@ -103,7 +103,7 @@ def rest() -> Rest:
 
 
 async def run_client(
-    running: Server, script: str, pending: dict[str, Any] | None = None
+    running: Server, script: str, pending: dict[str, Any] | None = None, mode: str | None = None
 ) -> tuple[int, str]:
     port = running.sockets[0].getsockname()[1]
     stdout = io.StringIO()
@@ -121,6 +121,7 @@ async def run_client(
         yaml="",
         project_id="p1",
         pending=pending,
+        mode=mode,
     )
     try:
         code = await asyncio.wait_for(client.run(), 20)
@@ -202,3 +203,12 @@ async def test_busy_names_the_project_on_a_project_session() -> None:
         "! busy: another turn is running on this project; try again when it finishes\n"
     )
     assert client.turn_events.get_nowait()[0] == "error"
+
+
+async def test_with_mode_plan_every_line_is_a_plan_turn(fake: tuple[FakeServer, Server]) -> None:
+    server, running = fake
+    code, transcript = await run_client(running, "two processes, please\nr\n", mode="plan")
+    assert code == 0, transcript
+    turn, reject = server.received
+    assert turn["mode"] == "plan" and turn["content"] == "two processes, please"
+    assert reject == {"type": "confirm", "request_id": "r1", "approved": False}

@@ -266,3 +266,23 @@ def test_a_second_page_on_the_session_follows_a_review_answered_on_the_first(
     expect(second.locator('.project-workflow[data-status="built"]')).to_have_count(4)
     expect(second.locator("#send-button")).to_be_enabled()
     screenshot(second, "plan-07-second-page-followed")
+
+
+def test_plan_on_in_a_workflow_session_plans_the_workflows_project(
+    server: LiveServer, open_page: OpenPage
+) -> None:
+    created = server.create_workflow(EDITOR, name="Existing intake")
+    session = server.create_session(created["id"], EDITOR)
+    page = open_page(f"{server.url}/#session={session['id']}")
+    page.wait_for_selector('.connection[data-state="open"]')
+    expect(page.locator("#plan-mode")).not_to_be_checked()  # edits by default here
+    page.check("#plan-mode")
+    page.fill("#chat-input", SPEC)
+    page.press("#chat-input", "Enter")
+    card = page.locator(".plan-card")
+    expect(card.locator(".plan-workflow")).to_have_count(4, timeout=30_000)
+    card.locator("button.reject").click()
+    page.wait_for_selector('body[data-turn="idle"]')
+    stored = server.request("GET", f"/v1/projects/{created['project_id']}", EDITOR)
+    assert stored["plan"]["status"] == "rejected"
+    assert [w["id"] for w in stored["workflows"]] == [created["id"]]
