@@ -10,6 +10,7 @@ import { banner, hideBanner, reportError } from "./js/banner.js";
 import { ChatView } from "./js/chat.js";
 import { $ } from "./js/dom.js";
 import { HistoryView } from "./js/history.js";
+import { pickerLayout, sessionLayout, showProjectLink } from "./js/layout.js";
 import { Picker } from "./js/picker.js";
 import { reviewFrom } from "./js/plan.js";
 import { ProjectView } from "./js/project.js";
@@ -33,14 +34,10 @@ const state = {
 
 const el = {
   title: $("#workflow-title"),
-  badge: $("#mode-badge"),
   connection: $("#connection"),
   navWorkflows: $("#nav-workflows"),
   tokenForm: $("#token-form"),
   tokenInput: $("#token-input"),
-  pickerView: $("#picker-view"),
-  sessionView: $("#session-view"),
-  readonlyNotice: $("#readonly-notice"),
   composer: $("#composer"),
   input: $("#chat-input"),
   send: $("#send-button"),
@@ -48,10 +45,7 @@ const el = {
   hint: $("#composer-hint"),
   contextChip: $("#context-chip"),
   projectLink: $("#project-link"),
-  planToggle: $("#plan-toggle"),
   planMode: $("#plan-mode"),
-  workflowPane: $("#workflow-pane"),
-  historyPane: $("#history-pane"),
   projectPane: $("#project-pane"),
 };
 
@@ -408,63 +402,8 @@ async function showPicker() {
   state.kind = null;
   pane.open(null);
   projectView.reset();
-  el.sessionView.hidden = true;
-  el.pickerView.hidden = false;
-  el.navWorkflows.hidden = true;
-  el.badge.hidden = true;
-  el.projectLink.hidden = true;
-  el.title.textContent = "";
-  el.connection.textContent = "";
-  el.connection.dataset.state = "idle";
-  document.body.dataset.view = "picker";
-  delete document.body.dataset.kind;
-  document.title = "Planwright";
+  pickerLayout();
   await picker.show();
-}
-
-// The topbar link from a workflow session to its project.
-async function showProjectLink(projectId) {
-  el.projectLink.hidden = !projectId;
-  if (!projectId) return;
-  el.projectLink.href = `#project=${encodeURIComponent(projectId)}`;
-  el.projectLink.textContent = "Project";
-  try {
-    const project = await api("GET", `/v1/projects/${encodeURIComponent(projectId)}`);
-    if (state.session && state.session.project_id === projectId) {
-      el.projectLink.textContent = `${project.name} ›`;
-    }
-  } catch {
-    /* the link still works; the name is a nicety */
-  }
-}
-
-function layout(kind, readOnly) {
-  const project = kind === "project";
-  document.body.dataset.view = "session";
-  document.body.dataset.kind = kind;
-  document.body.dataset.mode = readOnly ? "read-only" : "edit";
-  el.pickerView.hidden = true;
-  el.sessionView.hidden = false;
-  el.workflowPane.hidden = project;
-  el.historyPane.hidden = project;
-  el.projectPane.hidden = !project;
-  el.navWorkflows.hidden = false;
-  el.badge.hidden = false;
-  el.badge.textContent = readOnly ? "Read-only" : project ? "Planning" : "Editing";
-  el.badge.dataset.mode = readOnly ? "read-only" : "edit";
-  el.readonlyNotice.hidden = !readOnly;
-  el.planToggle.hidden = readOnly;
-  el.planMode.checked = project && !readOnly;
-  el.contextChip.hidden = true;
-  if (project) {
-    el.input.placeholder = readOnly
-      ? "Ask about this project's plan…"
-      : "Paste a spec or SOP with several processes, or ask for a change to the plan… (Enter to send)";
-  } else {
-    el.input.placeholder = readOnly
-      ? "Ask about this workflow, e.g. “what happens when the coverage check fails?”"
-      : "Describe or change the workflow… (Enter to send, Shift+Enter for a new line)";
-  }
 }
 
 function startChatSocket(sessionId) {
@@ -524,7 +463,7 @@ async function openSession(sessionId) {
   state.turnRunning = false;
   state.awaitingStart = false;
   state.pendingConfirm = null;
-  layout(kind, readOnly);
+  sessionLayout(kind, readOnly);
   chat.subject = kind;
   projectView.reset();
 
@@ -532,7 +471,7 @@ async function openSession(sessionId) {
   state.messageCount = detail.messages.length;
   if (kind === "workflow") {
     applyWorkflow({ ...detail.workflow, workflow_id: detail.workflow.id, changes: [] }, { initial: true });
-    showProjectLink(projectId);
+    showProjectLink(projectId, () => state.session && state.session.project_id === projectId);
     historyView.open(detail.workflow_id, { readOnly });
     historyView.refresh();
   } else {

@@ -109,6 +109,15 @@ def test_a_spec_becomes_a_plan_that_survives_a_reload_and_builds_four_workflows(
     assert set(shown) == ids
     screenshot(page, "plan-03-built")
 
+    # The whole project leaves as one Lightning project.yaml.
+    with page.expect_download() as download:
+        page.click("#project-export")
+    exported = Path(download.value.path()).read_text(encoding="utf-8")
+    assert download.value.suggested_filename == "Referral-intake-system.yaml"
+    assert exported.startswith("name: Referral intake system\n"), exported[:200]
+    for name in NAMES:
+        assert f"name: {name}\n" in exported
+
     # Each entry opens its workflow; the workflow page links back to the project.
     entries.filter(has_text="Coverage check").locator("a.open-workflow").click()
     page.wait_for_url(re.compile(r"#session=[\w-]+$"))
