@@ -22,6 +22,7 @@ from agents.models.scripted import ScriptedModel
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, InMemoryCommitter, TurnRuntime
 from agents.state import TurnInput
+from evals.plan_execute import PlanExecutor, PlanRunOutcome, scripted_plan_models
 from evals.scenario import Scenario, ScriptStepSpec
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
@@ -99,6 +100,9 @@ class RunOutcome:
     latency_ms: int
     error: str | None = None
     repeat: int = 0
+    plan: PlanRunOutcome | None = None
+    """A plan scenario's turns on its project (``before_yaml`` is empty and ``after_yaml``
+    every planned workflow, in build order)."""
 
     @property
     def reply(self) -> str:
@@ -150,7 +154,8 @@ def scripted_models(scenario: Scenario) -> dict[ModelRole, ChatModel]:
     model = ScriptedModel(
         {role: [scripted_response(s) for s in steps] for role, steps in script.items()}
     )
-    return {"router": model, "planner": model, "job_code": model}
+    models: dict[ModelRole, ChatModel] = {"router": model, "planner": model, "job_code": model}
+    return scripted_plan_models(scenario, models) if scenario.plan is not None else models
 
 
 def _tool_uses(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -174,8 +179,11 @@ class ScenarioExecutor:
     tools: Callable[[], ToolContext]
     observe: TurnHook | None = None
     prompt_loader: PromptLoader | None = None
+    _plans: PlanExecutor | None = None
 
     async def run(self, scenario: Scenario, model_name: str, repeat: int = 0) -> RunOutcome:
+        if scenario.plan is not None:
+            return await self._run_plan(scenario, model_name, repeat)
         started = time.perf_counter()
         start_yaml = scenario.start_yaml()
         yaml, version = start_yaml, 1
@@ -225,6 +233,43 @@ class ScenarioExecutor:
             latency_ms=round((time.perf_counter() - started) * 1000),
             error=error,
             repeat=repeat,
+        )
+
+    async def _run_plan(self, scenario: Scenario, model_name: str, repeat: int) -> RunOutcome:
+        """A plan scenario (``evals.plan_execute``); its turns are also listed as ordinary
+        turn outcomes (text, reply, events, tokens) for the report and the judge."""
+        if self._plans is None:
+            self._plans = PlanExecutor(self.config, self.tools, self.prompt_loader)
+        started = time.perf_counter()
+        run_id = f"{scenario.id}-r{repeat}-{next(_SEQ)}"
+        plan = await self._plans.run(scenario, self.models_for(scenario), run_id)
+        final = plan.project_yaml()
+        turns = [
+            TurnOutcome(
+                content=t.content,
+                before_yaml="",
+                after_yaml=final,
+                reply=t.reply,
+                events=t.events,
+                confirmations=[p.question for p in t.proposals],
+                approved=None if t.paused else True,
+                input_tokens=t.input_tokens,
+                output_tokens=t.output_tokens,
+                error=t.error,
+            )
+            for t in plan.turns
+        ]
+        error = next((t.error for t in plan.turns if t.error), None)
+        return RunOutcome(
+            scenario_id=scenario.id,
+            model=model_name,
+            before_yaml="",
+            after_yaml=final,
+            turns=turns,
+            latency_ms=round((time.perf_counter() - started) * 1000),
+            error=error,
+            repeat=repeat,
+            plan=plan,
         )
 
     async def _turn(

@@ -32,6 +32,12 @@ def item_id(dataset: str, scenario_id: str) -> str:
 
 
 def item_input(scenario: Scenario) -> dict[str, Any]:
+    if scenario.plan is not None:  # plan mode: the spec turns and their reviews
+        turns = [
+            {"spec": t.text(), "reviews": [r.kind for r in t.reviews], "read_only": t.read_only}
+            for t in scenario.plan.turns
+        ]
+        return {"scenario": scenario.id, "category": scenario.category, "plan": turns}
     return {
         "scenario": scenario.id,
         "category": scenario.category,
@@ -59,7 +65,11 @@ def sync_dataset(client: Any, scenarios: Iterable[Scenario], name: str = DATASET
             dataset_name=name,
             id=item_id(name, scenario.id),
             input=item_input(scenario),
-            expected_output=scenario.expect.model_dump(exclude_defaults=True),
+            expected_output=(
+                [t.expect.model_dump(exclude_defaults=True) for t in scenario.plan.turns]
+                if scenario.plan is not None
+                else scenario.expect.model_dump(exclude_defaults=True)
+            ),
             metadata={
                 "category": scenario.category,
                 "description": scenario.description,

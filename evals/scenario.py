@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ruamel.yaml import YAML
 
 from agents.models.base import ModelRole
+from evals.plan_scenario import PlanSpec
 
 EVALS_DIR = Path(__file__).resolve().parent
 SCENARIOS_DIR = EVALS_DIR / "scenarios"
@@ -47,6 +48,11 @@ Category = Literal[
     "errors",
     "job_code",
     "injection",
+    "plan",
+    "plan_feedback",
+    "plan_reject",
+    "plan_delta",
+    "plan_refusal",
 ]
 CATEGORIES: tuple[str, ...] = get_args(Category)
 ModelKind = Literal["offline", "scripted", "anthropic"]
@@ -181,7 +187,10 @@ class Scenario(_Strict):
     fixture: str | None = None
     yaml: str | None = None
     history: list[dict[str, str]] = Field(default_factory=list)
-    turns: list[TurnSpec] = Field(min_length=1)
+    turns: list[TurnSpec] = Field(default_factory=list)
+    plan: PlanSpec | None = Field(
+        None, description="Plan mode: turns on an in-memory project (evals/plan_scenario.py)."
+    )
     offline: bool = Field(False, description="The offline model is documented to handle it.")
     script: dict[ModelRole, list[ScriptStepSpec]] | None = None
     expect: Expectations = Field(default_factory=Expectations)
@@ -191,12 +200,18 @@ class Scenario(_Strict):
     def _one_start(self) -> Scenario:
         if self.fixture is not None and self.yaml is not None:
             raise ValueError("give either fixture or yaml, not both")
+        if self.plan is None and not self.turns:
+            raise ValueError("a scenario needs turns (or a plan: section)")
+        if self.plan is not None and (self.turns or self.fixture or self.yaml):
+            raise ValueError("a plan scenario has its turns under plan: and starts empty")
         return self
 
     def runs_on(self, model: str) -> bool:
         if model == "offline":
             return self.offline
         if model == "scripted":
+            if self.plan is not None:
+                return self.plan.proposals is not None
             return self.script is not None
         return True
 
