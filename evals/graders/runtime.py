@@ -21,12 +21,15 @@ compiler's subset, or when node/npm are missing.
 
 from __future__ import annotations
 
+from typing import Any
+
 from evals.execute import RunOutcome
 from evals.graders.base import GradeResult, resolve_job
 from evals.openfn.install import OpenFnRuntimeUnavailable, pinned
-from evals.openfn.mock_http import MockHttp
+from evals.openfn.mock_http import MockHttp, Request
 from evals.openfn.runtime import RuntimeRun, run_cli_workflow
 from evals.scenario import RunExpect, Scenario
+from tools.document import WorkflowDocument
 from tools.document.openfn import to_cli_workflow
 from tools.document.openfn.ids import step_ids
 from tools.document.structure import Structure
@@ -87,26 +90,36 @@ def runs_in_openfn(scenario: Scenario, outcome: RunOutcome) -> GradeResult | Non
     """See the module docstring. Blocks on node (~1-2 s a run); call it from a thread."""
     if outcome.error is not None or outcome.after_yaml == outcome.before_yaml:
         return None  # judges output: a run that changed nothing produced none
-    structure = outcome.after_doc.structure
-    if not structure.jobs:
+    if not outcome.after_doc.structure.jobs:
         return None
+    return run_document(outcome.after_doc, scenario.expect.runs)
+
+
+def run_document(
+    doc: WorkflowDocument,
+    expected: list[RunExpect],
+    *,
+    requests: list[Request] | None = None,
+    data: Any = None,
+) -> GradeResult:
+    """``doc`` run in @openfn/runtime once per ``expected`` run (none: one clean run on
+    ``data``, ``{}`` by default); every request it made is added to ``requests``."""
+    structure = doc.structure
     missing = _not_installed(structure)
     if missing:
         return GradeResult.skip(NAME, f"not run: {', '.join(missing)} not installed here")
     try:
-        plan = to_cli_workflow(outcome.after_doc)
+        plan = to_cli_workflow(doc)
     except DocumentError as exc:
         return GradeResult.fail(NAME, f"cannot be exported as a CLI workflow: {exc.message}")
     ids = step_ids(structure).jobs
-    wanted = scenario.expect.runs or [RunExpect(path=[])]
+    wanted = expected or [RunExpect(path=[], data={} if data is None else data)]
     runs: list[RuntimeRun] = []
     problems: list[str] = []
     clean = 0
     for index, spec in enumerate(wanted, 1):
         forced = _step_id(structure, ids, spec.fail) if spec.fail else None
-        path = (
-            [_step_id(structure, ids, ref) for ref in spec.path] if scenario.expect.runs else None
-        )
+        path = [_step_id(structure, ids, ref) for ref in spec.path] if expected else None
         try:
             with MockHttp(default=spec.data) as mock:
                 run = run_cli_workflow(
@@ -117,6 +130,8 @@ def runs_in_openfn(scenario: Scenario, outcome: RunOutcome) -> GradeResult | Non
                 )
         except OpenFnRuntimeUnavailable as exc:
             return GradeResult.skip(NAME, f"not run: {exc.message.splitlines()[0]}")
+        if requests is not None:
+            requests += mock.requests
         if run.status == "not_run":
             return _not_run(run)
         runs.append(run)
