@@ -52,6 +52,16 @@ def check(runs: dict[str, EvalRun], baseline: dict[str, Any]) -> list[str]:
         if expected is None:
             problems.append(f"{model}: no baseline in {BASELINE.name}")
             continue
+        # Fewer scenarios than the baseline counted (a file or a plan section that no
+        # longer loads) would let the pass rate hold while less is checked.
+        if len(run.results) < expected.get("scenarios", 0):
+            missing = sorted(
+                set(expected.get("passing", [])) - {r.scenario.id for r in run.results}
+            )
+            problems.append(
+                f"{model}: {len(run.results)} scenarios < baseline {expected['scenarios']}"
+                + (f"; missing: {', '.join(missing[:10])}" if missing else "")
+            )
         if run.pass_rate < expected["pass_rate"]:
             now_failing = sorted(
                 r.scenario.id

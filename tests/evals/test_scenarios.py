@@ -17,6 +17,7 @@ from evals.scenario import (
     load_scenarios,
 )
 from tools.document import WorkflowDocument
+from tools.plan import ProjectPlan
 from tools.registry import TOOLS
 
 SCENARIOS = load_scenarios()
@@ -62,7 +63,11 @@ def test_vague_and_specific_phrasings_where_it_matters() -> None:
 
 def test_model_marks() -> None:
     offline = [s for s in SCENARIOS if s.offline]
-    scripted = [s for s in SCENARIOS if s.script is not None]
+    scripted = [
+        s
+        for s in SCENARIOS
+        if (s.plan.proposals is not None if s.plan is not None else s.script is not None)
+    ]
     anthropic_only = [s for s in SCENARIOS if s.models == ["anthropic"]]
     assert len(offline) >= 30 and len(scripted) >= 15 and anthropic_only
     assert all("anthropic" in s.models for s in SCENARIOS)
@@ -89,3 +94,48 @@ def test_fixtures_cover_the_required_documents() -> None:
         assert wanted in names
     injection = (FIXTURES_DIR / "injection.yaml").read_text()
     assert "ignore all previous instructions" in injection
+
+
+PLANS = [s for s in SCENARIOS if s.plan is not None]
+
+
+def test_at_least_ten_plan_scenarios_offline_and_scripted() -> None:
+    assert len(PLANS) >= 10
+    assert len([s for s in PLANS if s.offline]) >= 10
+    assert len([s for s in PLANS if "scripted" in s.models]) >= 5
+    kinds = {s.category for s in PLANS}
+    assert kinds == {c for c in CATEGORIES if c.startswith("plan")}
+    graded: set[str] = set()
+    for scenario in PLANS:
+        assert scenario.plan is not None
+        for turn in scenario.plan.turns:
+            graded |= set(turn.expect.model_dump(exclude_defaults=True))
+    for wanted in ("workflows", "order", "contracts", "revised", "delta", "built", "status"):
+        assert wanted in graded, wanted
+
+
+@pytest.mark.parametrize("scenario", PLANS, ids=lambda s: s.id)
+def test_plan_scenarios_read_their_specs_and_script_real_plans(scenario: Scenario) -> None:
+    assert scenario.plan is not None
+    for turn in scenario.plan.turns:
+        assert turn.text().strip()
+    for step in scenario.plan.proposals or []:
+        if step.plan is not None:
+            ProjectPlan.model_validate(step.plan)  # well-formed; check_plan may still refuse it
+
+
+def test_plan_scenario_format_errors() -> None:
+    base = {"id": "p", "category": "plan", "description": "d"}
+    turn = {"spec": "## A\n- x\n## B\n- y\n"}
+    Scenario.model_validate({**base, "plan": {"turns": [turn]}})
+    with pytest.raises(ValueError, match="exactly one of spec and spec_file"):
+        Scenario.model_validate({**base, "plan": {"turns": [{**turn, "spec_file": "x"}]}})
+    with pytest.raises(ValueError, match="approves or gives feedback"):
+        bad = {**turn, "reviews": [{"approve": True, "feedback": "and rename it"}]}
+        Scenario.model_validate({**base, "plan": {"turns": [bad]}})
+    with pytest.raises(ValueError, match="turns under plan"):
+        Scenario.model_validate({**base, "turns": [{"content": "hi"}], "plan": {"turns": [turn]}})
+    with pytest.raises(ValueError, match="needs turns"):
+        Scenario.model_validate(base)
+    with pytest.raises(ValueError, match="a plan or a text"):
+        Scenario.model_validate({**base, "plan": {"turns": [turn], "proposals": [{}]}})

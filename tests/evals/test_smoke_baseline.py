@@ -6,7 +6,8 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
-from evals.smoke import BASELINE, check, failures, run_smoke
+from evals.scenario import load_scenarios
+from evals.smoke import BASELINE, SMOKE_MODELS, check, failures, run_smoke
 
 
 async def test_pass_rates_do_not_drop_below_the_committed_baseline() -> None:
@@ -27,3 +28,16 @@ def test_check_names_regressions() -> None:
     assert problems == ["offline: pass rate 50.0% < baseline 100.0%; now failing: b"]
     assert check({"offline": run}, {"offline": {"pass_rate": 0.5}}) == []
     assert "no baseline" in check({"scripted": run}, {})[0]
+    # Scenarios that stopped loading are named, even at the same pass rate.
+    fewer = {"offline": {"pass_rate": 0.5, "scenarios": 3, "passing": ["a", "c"]}}
+    assert check({"offline": run}, fewer) == ["offline: 2 scenarios < baseline 3; missing: c"]
+
+
+def test_the_baseline_counts_every_plan_scenario() -> None:
+    baseline = json.loads(BASELINE.read_text(encoding="utf-8"))
+    for model in SMOKE_MODELS:
+        plans = {s.id for s in load_scenarios(model=model) if s.plan is not None}
+        assert len(plans) >= 5, model
+        counted = set(baseline[model]["passing"]) | set(baseline[model]["failing"])
+        assert plans <= counted, (model, sorted(plans - counted))
+        assert any(c.startswith("plan") for c in baseline[model]["categories"]), model
