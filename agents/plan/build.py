@@ -180,7 +180,18 @@ async def _run_build(
     blocking = [p.message for p in document_problems(doc, rt.tools) if p.blocking]
     if not doc.structure.jobs or blocking:
         return False, " ".join(blocking) or "The built workflow has no steps."
-    return True, text
+    count = len(doc.structure.jobs)
+    return True, f"{count} step{'s' if count != 1 else ''}, trigger {_trigger_text(doc)}."
+
+
+def _trigger_text(doc: WorkflowDocument) -> str:
+    triggers = list(doc.structure.triggers.values())
+    if not triggers:
+        return "none"
+    trigger = triggers[0]
+    if trigger.type == "cron":
+        return f"cron {trigger.cron_expression}"
+    return str(trigger.type)
 
 
 async def _run_once(
