@@ -1,0 +1,111 @@
+"""fast_emit.entry_text: the same bytes as ruamel's dump, or no answer at all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.scalarstring import (
+    DoubleQuotedScalarString,
+    LiteralScalarString,
+    SingleQuotedScalarString,
+)
+
+from tools.document.fast_emit import entry_text
+from tools.document.yaml_io import dump_yaml, load_yaml
+
+# Characters with a rule of their own in YAML: indicators, quotes, spaces, breaks,
+# a tab, non-ASCII and a character that must be escaped.
+TRICKY = "aZ09 _-:#,[]{}&*!|>'\"%@`?./\\\n\t\u00e9\u2028\x07~=+;()"
+# Mostly names and code that need no quoting, so the direct path is taken often.
+MILD = "abcXYZ019 _->.()';{}/@$\u00e9"
+mild = st.text(alphabet=MILD, min_size=1, max_size=14)
+texts = (
+    mild.filter(lambda s: s[0].isalnum() and not s.endswith(" "))
+    | mild
+    | mild.map(lambda s: s + "\n" + s)
+    | st.text(alphabet=TRICKY, max_size=12)
+    | st.sampled_from(
+        ["yes", "true", "null", "~", "12", "1e3", "0o7", "2024-01-01", "---", "...", "a: b", "x #y"]
+    )
+)
+keys = st.from_regex(r"[a-z][a-z0-9_>-]{0,10}", fullmatch=True) | texts
+scalars = st.one_of(
+    texts,
+    texts.map(SingleQuotedScalarString),
+    texts.map(LiteralScalarString),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    # Never written directly: still never written wrong.
+    st.one_of(
+        texts.map(DoubleQuotedScalarString),
+        st.none(),
+        st.floats(allow_nan=False, allow_infinity=False),
+    ),
+)
+
+
+def _ruamel(entries: CommentedMap, key: str, first: bool) -> str:
+    """What the fragment emitter's ruamel path writes for the entry."""
+    wrapper = CommentedMap()
+    inner = CommentedMap()
+    inner[key] = entries[key]
+    wrapper["jobs"] = inner
+    text = dump_yaml(wrapper)
+    return text if first else text.removeprefix("jobs:\n")
+
+
+def _entries(key: str, fields: dict[str, Any]) -> CommentedMap:
+    entry = CommentedMap()
+    for name, value in fields.items():
+        entry[name] = value
+    entries = CommentedMap()
+    entries[key] = entry
+    return entries
+
+
+@settings(max_examples=600, deadline=None)
+@given(key=keys, fields=st.dictionaries(keys, scalars, min_size=1, max_size=3))
+def test_written_text_is_ruamels(key: str, fields: dict[str, Any]) -> None:
+    entries = _entries(key, fields)
+    for first in (True, False):
+        text = entry_text(entries, key, first=first)
+        if text is not None:
+            assert ("jobs:\n" + text if first else text) == _ruamel(entries, key, first)
+
+
+def test_a_plain_entry_is_written_directly() -> None:
+    """The fast path is taken for the shapes imports and tools produce."""
+    entries = _entries(
+        "fetch->parse",
+        {
+            "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
+            "name": "Fetch it (v2); don't stop",
+            "adaptor": SingleQuotedScalarString("@openfn/language-http@latest"),
+            "body": LiteralScalarString("get('/items/{i}');\n\nfn(s => s);\n"),
+            "enabled": True,
+            "retries": 3,
+        },
+    )
+    text = entry_text(entries, "fetch->parse", first=False)
+    assert text == _ruamel(entries, "fetch->parse", False)
+    assert text is not None and "    body: |\n      get('/items/{i}');\n\n      fn" in text
+
+
+def test_comments_and_nesting_are_left_to_ruamel() -> None:
+    doc = load_yaml(
+        "jobs:\n"
+        "  a:   # note\n    name: A\n"
+        "  b:\n    name: B   # note\n"
+        "  c:\n    name: C\n    x: {y: 1}\n"
+        "  d:\n    name: D\n"
+    )
+    entries = doc["jobs"]
+    assert [entry_text(entries, k, first=False) is None for k in "abcd"] == [
+        True,
+        True,
+        True,
+        False,
+    ]
