@@ -8,6 +8,8 @@ end-of-line comment and the comment lines under it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.tools.helpers import make_context, ok
@@ -143,3 +145,26 @@ def test_a_keep_chomped_body_mid_document_gets_no_document_end_marker() -> None:
     ok(doc, "add_jobs", {"jobs": [{"name": "C", "adaptor": "http"}]}, make_context())
     after = _assert_sound(doc)
     assert after.count("...") == 1 and after.endswith("      x\n\n...\n")
+
+
+def test_a_copy_is_as_warm_as_its_original(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy reuses the original's fragments: its first edit re-emits only the entry
+    the edit touched, and both documents stay independent and sound."""
+    text = SHAPES["leading-comment-and-section-comments"]
+    original = WorkflowDocument.from_yaml(text)
+    original.to_yaml()
+    emitted: list[tuple[str, str]] = []
+    real_entry = FragmentEmitter._entry
+
+    def counting_entry(self: FragmentEmitter, root: Any, section: str, entries: Any, key: Any,
+                       *flags: bool) -> str:  # fmt: skip
+        emitted.append((section, key))
+        return real_entry(self, root, section, entries, key, *flags)
+
+    monkeypatch.setattr(FragmentEmitter, "_entry", counting_entry)
+    copy = original.copy()
+    assert copy.to_yaml() == text and emitted == []
+    ok(copy, "update_jobs", {"jobs": [{"key": "b", "name": "Bee"}]}, make_context())
+    assert emitted == [("jobs", "b")]
+    assert _assert_sound(copy) == text.replace("name: B\n", "name: Bee\n")
+    assert original.to_yaml() == text

@@ -64,6 +64,10 @@ class FragmentEmitter:
     def clear(self) -> None:
         self._cache.clear()
 
+    def take_cache(self, other: FragmentEmitter) -> None:
+        """Start from ``other``'s fragments: for a tree parsed from ``other``'s output."""
+        self._cache = dict(other._cache)
+
     def emit(self, root: Any) -> str:
         if not isinstance(root, CommentedMap) or not root or _needs_full_dump(root):
             return dump_yaml(root, self._yaml)

@@ -98,7 +98,15 @@ class WorkflowDocument:
         return dump_yaml(self._root)
 
     def copy(self) -> WorkflowDocument:
-        return WorkflowDocument.from_yaml(self.to_yaml(), max_bytes=self._max_bytes)
+        """An independent document with the same text, as warm as this one: its tree is
+        parsed from the emitted text, which emits the same fragments again (documents
+        round-trip), so the emitted fragments are carried over instead of redone (a
+        full emission: ~100 ms at 200 steps, in the copy's first edit)."""
+        text = self.to_yaml()
+        doc = WorkflowDocument.from_yaml(text, max_bytes=self._max_bytes)
+        doc._emitter.take_cache(self._emitter)
+        doc._text = text
+        return doc
 
     def apply(self, ops: Sequence[Op], structure: Structure) -> None:
         """Write validated ops to the YAML tree; ``structure`` is their result.
