@@ -20,7 +20,6 @@ import re
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
-from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
 
@@ -37,7 +36,17 @@ _PLAIN_START = re.compile(r"[^\s#,\[\]{}&*!|>'\"%@`?:.\-]")
 # characters are written as complex keys: neither is reproduced here.
 _MAX_SCALAR = 512
 _MAX_KEY = 100
-_resolver = VersionedResolver()
+# The YAML 1.2 implicit resolvers by first character, as ruamel's resolver picks
+# them: a plain scalar that matches one reads back as a number, a boolean, etc.
+_IMPLICIT: dict[str, list[tuple[Any, re.Pattern[str]]]] = VersionedResolver().versioned_resolver
+
+
+def _reads_as_str(text: str) -> bool:
+    """``VersionedResolver.resolve(ScalarNode, text, (True, False))`` is ``str``."""
+    for tag, pattern in _IMPLICIT.get(text[0], ()):
+        if pattern.match(text):
+            return str(tag) == _STR_TAG
+    return True
 
 
 def _plain(text: str, limit: int = _MAX_SCALAR) -> bool:
@@ -51,7 +60,7 @@ def _plain(text: str, limit: int = _MAX_SCALAR) -> bool:
         and text[-1] != ":"
         and " #" not in text
         # Otherwise it reads back as a number, a boolean, a date or null: quoted.
-        and str(_resolver.resolve(ScalarNode, text, (True, False))) == _STR_TAG
+        and _reads_as_str(text)
     )
 
 
