@@ -34,7 +34,12 @@ from evals.graders.plan import (
     plan_order,
     plan_review,
 )
-from evals.graders.plan_build import plan_builds, plan_runs_in_openfn, plan_workflows_valid
+from evals.graders.plan_build import (
+    plan_builds,
+    plan_project_exports,
+    plan_runs_in_openfn,
+    plan_workflows_valid,
+)
 from evals.graders.runtime import runs_in_openfn
 from evals.graders.structure import equal_except, expected_structure
 from evals.scenario import Scenario
@@ -62,6 +67,7 @@ PLAN_DETERMINISTIC: tuple[Grader, ...] = (
     plan_delta_listed,
     plan_builds,
     plan_workflows_valid,
+    plan_project_exports,
 )
 
 

@@ -34,10 +34,16 @@ def plan_turns(
 
 
 def per_turn(
-    name: str, scenario: Scenario, outcome: RunOutcome, check: TurnCheck
+    name: str,
+    scenario: Scenario,
+    outcome: RunOutcome,
+    check: TurnCheck,
+    describe: Callable[[PlanTurnOutcome], str] | None = None,
 ) -> GradeResult | None:
-    """Run ``check`` on every turn; ``None`` from it: nothing expected of that turn."""
+    """Run ``check`` on every turn; ``None`` from it: nothing expected of that turn.
+    A pass says what held, per turn, with ``describe``."""
     problems: list[str] = []
+    held: list[str] = []
     checked = clean = 0
     for index, expect, done in plan_turns(scenario, outcome):
         found = check(expect, done)
@@ -46,11 +52,42 @@ def per_turn(
         checked += 1
         clean += not found
         problems += [f"turn {index}: {p}" for p in found]
+        if describe is not None:
+            held.append(f"turn {index}: {describe(done)}")
     if not checked:
         return None
     if problems:  # the score: the share of turns that held
         return GradeResult.fail(name, "; ".join(problems[:8]), round(clean / checked, 3))
-    return GradeResult.ok(name, f"{checked} turn(s) as expected")
+    return GradeResult.ok(name, "; ".join(held) or f"{checked} turn(s) as expected")
+
+
+def _keys(done: PlanTurnOutcome) -> str:
+    plan = _plan(done)
+    return ", ".join(w.key for w in plan.workflows) if plan else "no plan"
+
+
+def _order_text(done: PlanTurnOutcome) -> str:
+    plan = _plan(done)
+    return " -> ".join(plan.order) if plan else "no plan"
+
+
+def _contracts_text(done: PlanTurnOutcome) -> str:
+    last = done.last_proposal
+    pairs = [f"{c.source} -> {c.target}" for c in last.contracts] if last else []
+    return ", ".join(pairs) or "no hand-offs"
+
+
+def _delta_text(done: PlanTurnOutcome) -> str:
+    last = done.last_proposal
+    if last is None or last.delta is None:
+        return "no delta"
+    d = last.delta
+    return f"added {d.added}, changed {[c.key for c in d.changed]}, removed {d.removed}"
+
+
+def _review_text(done: PlanTurnOutcome) -> str:
+    answers = ", ".join(done.answered) or "no answer"
+    return f"{len(done.proposals)} proposal(s), answered {answers}"
 
 
 def _plan(done: PlanTurnOutcome) -> ProjectPlan | None:
@@ -103,7 +140,7 @@ def _decomposition(expect: PlanTurnExpect, done: PlanTurnOutcome) -> list[str] |
 def plan_decomposition(scenario: Scenario, outcome: RunOutcome) -> GradeResult | None:
     """The plan has exactly the expected workflows (keys), with their names, triggers,
     dependencies and steps where given."""
-    return per_turn("plan_decomposition", scenario, outcome, _decomposition)
+    return per_turn("plan_decomposition", scenario, outcome, _decomposition, _keys)
 
 
 def _order(expect: PlanTurnExpect, done: PlanTurnOutcome) -> list[str] | None:
@@ -121,7 +158,7 @@ def _order(expect: PlanTurnExpect, done: PlanTurnOutcome) -> list[str] | None:
 def plan_order(scenario: Scenario, outcome: RunOutcome) -> GradeResult | None:
     """Every proposal's order is leaf-first (each workflow after those it depends on) and,
     where given, exactly the expected order."""
-    return per_turn("plan_order", scenario, outcome, _order)
+    return per_turn("plan_order", scenario, outcome, _order, _order_text)
 
 
 def _contracts(slug: str) -> TurnCheck:
@@ -157,7 +194,7 @@ def plan_contracts(scenario: Scenario, outcome: RunOutcome) -> GradeResult | Non
     """Exactly the expected source -> target hand-offs, with their data, each to the
     target's own webhook path."""
     slug = scenario.plan.slug if scenario.plan is not None else ""
-    return per_turn("plan_contracts", scenario, outcome, _contracts(slug))
+    return per_turn("plan_contracts", scenario, outcome, _contracts(slug), _contracts_text)
 
 
 def delta_problems(got: PlanDelta | None, want: DeltaExpect, what: str) -> list[str]:
@@ -206,7 +243,7 @@ def _review(expect: PlanTurnExpect, done: PlanTurnOutcome) -> list[str]:
 def plan_review(scenario: Scenario, outcome: RunOutcome) -> GradeResult | None:
     """A plan was (or was not) proposed; feedback gave a revised plan with exactly the
     expected change; every review the scenario gives was asked for; reply text."""
-    return per_turn("plan_review", scenario, outcome, _review)
+    return per_turn("plan_review", scenario, outcome, _review, _review_text)
 
 
 def _delta(expect: PlanTurnExpect, done: PlanTurnOutcome) -> list[str] | None:
@@ -223,4 +260,4 @@ def _delta(expect: PlanTurnExpect, done: PlanTurnOutcome) -> list[str] | None:
 def plan_delta_listed(scenario: Scenario, outcome: RunOutcome) -> GradeResult | None:
     """A changed spec's proposal lists exactly the expected added / changed / removed
     workflows (a first plan: no delta at all)."""
-    return per_turn("plan_delta", scenario, outcome, _delta)
+    return per_turn("plan_delta", scenario, outcome, _delta, _delta_text)

@@ -5,6 +5,9 @@ run (and hand off) in OpenFn's runtime.
 builds only what it lists as added or changed; a rejected plan builds nothing
 (no workflow created, no version committed). ``plan_workflows_valid``: every
 workflow built has steps, every step has code and no blocking problem is left.
+``plan_project_exports``: the final project's workflows export as one Lightning
+``project.yaml`` (``tools.document.openfn.export_project``, what the service's
+export serves) and import back with the same steps, code, edges and triggers.
 ``plan_runs_in_openfn``: every workflow of the final project runs in
 ``@openfn/runtime`` through :func:`evals.graders.runtime.run_document` (the
 ``runs_in_openfn`` grader's own run), in build order, each dependent started on
@@ -14,6 +17,7 @@ what its source posted, and each hand-off's source really POSTs to
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from evals.execute import RunOutcome
@@ -26,6 +30,9 @@ from evals.plan_execute import PlanTurnOutcome
 from evals.plan_scenario import PlanTurnExpect
 from evals.scenario import Scenario
 from tools.document import WorkflowDocument
+from tools.document.openfn.formats import export_project, import_project
+from tools.document.structure import Structure
+from tools.errors import DocumentError
 from tools.jobcode import has_code
 from tools.plan.handoff import WEBHOOK_PREFIX, find_handoff
 from tools.registry import document_problems
@@ -66,9 +73,15 @@ def _builds(expect: PlanTurnExpect, done: PlanTurnOutcome) -> list[str] | None:
     return problems
 
 
+def _built_text(done: PlanTurnOutcome) -> str:
+    failed = f", failed {', '.join(done.failed)}" if done.failed else ""
+    status = done.record.status if done.record is not None else "no plan"
+    return f"built {', '.join(done.built) or 'nothing'}{failed} ({status})"
+
+
 def plan_builds(scenario: Scenario, outcome: RunOutcome) -> GradeResult | None:
     """See the module docstring."""
-    return per_turn("plan_builds", scenario, outcome, _builds)
+    return per_turn("plan_builds", scenario, outcome, _builds, _built_text)
 
 
 def workflow_problems(yaml: str) -> list[str]:
@@ -100,7 +113,60 @@ def _valid(expect: PlanTurnExpect, done: PlanTurnOutcome) -> list[str] | None:
 
 def plan_workflows_valid(scenario: Scenario, outcome: RunOutcome) -> GradeResult | None:
     """Every workflow built has steps and a trigger, code in every step, no blocking problem."""
-    return per_turn("plan_workflows_valid", scenario, outcome, _valid)
+    return per_turn("plan_workflows_valid", scenario, outcome, _valid, _built_text)
+
+
+def _shape(structure: Structure) -> dict[str, Any]:
+    """What a project.yaml round trip must keep of a workflow (ids are minted anew)."""
+    jobs = structure.jobs
+    return {
+        "name": structure.name,
+        "jobs": sorted((j.name, j.adaptor, (j.body or "").strip()) for j in jobs.values()),
+        "edges": sorted(
+            (
+                e.source if e.source in structure.triggers else jobs[e.source].name,
+                jobs[e.target_job].name,
+                e.condition_type,
+            )
+            for e in structure.edges.values()
+        ),
+        "triggers": sorted(
+            (t.type, t.cron_expression or "", t.custom_path or "")
+            for t in structure.triggers.values()
+        ),
+    }
+
+
+def plan_project_exports(scenario: Scenario, outcome: RunOutcome) -> GradeResult | None:
+    """See the module docstring."""
+    final = _final(outcome)
+    if scenario.plan is None or final is None or final.record is None:
+        return None
+    keys = [k for k in final.record.plan.order if k in final.yamls]
+    if not keys:
+        return None
+    docs = [WorkflowDocument.from_yaml(final.yamls[k]) for k in keys]
+    try:
+        exported = export_project(docs, name=scenario.plan.project)
+        back = import_project(exported.text, new_id=lambda: str(uuid.uuid4()))
+    except DocumentError as exc:
+        return GradeResult.fail("plan_project_exports", f"project.yaml: {exc.message}")
+    problems = []
+    if len(back.workflows) != len(docs):
+        problems.append(f"{len(back.workflows)} workflow(s) came back of {len(docs)}")
+    by_name = {d.structure.name: _shape(d.structure) for d in back.workflows}
+    for key, doc in zip(keys, docs, strict=True):
+        got = by_name.get(doc.structure.name)
+        if got is None:
+            problems.append(f"{key} ({doc.structure.name!r}) is not in the project.yaml")
+        elif got != _shape(doc.structure):
+            differs = [f for f in got if got[f] != _shape(doc.structure)[f]]
+            problems.append(f"{key} came back with other {', '.join(differs)}")
+    if problems:
+        return GradeResult.fail("plan_project_exports", "; ".join(problems[:6]))
+    return GradeResult.ok(
+        "plan_project_exports", f"{len(docs)} workflow(s) in one project.yaml, round trip equal"
+    )
 
 
 def _final(outcome: RunOutcome) -> PlanTurnOutcome | None:

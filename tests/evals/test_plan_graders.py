@@ -4,6 +4,7 @@ right plan and fail a wrong one, naming what is wrong."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,9 +12,15 @@ import pytest
 from evals.execute import RunOutcome
 from evals.graders import grade_deterministic
 from evals.graders.base import GradeResult
-from evals.graders.plan_build import plan_builds, plan_runs_in_openfn, workflow_problems
+from evals.graders.plan_build import (
+    plan_builds,
+    plan_project_exports,
+    plan_runs_in_openfn,
+    workflow_problems,
+)
 from evals.openfn import install
 from evals.plan_execute import PlanRunOutcome, PlanTurnOutcome
+from evals.plan_scenario import SPECS_DIR
 from evals.runner import EvalOptions, run_eval
 from evals.scenario import Scenario, load_scenarios
 from tests.evals.helpers import REFERRAL
@@ -187,3 +194,29 @@ def test_plan_runs_are_not_run_without_node(monkeypatch: pytest.MonkeyPatch) -> 
     result = plan_runs_in_openfn(scenario, _outcome(turn))
     assert result is not None and result.skipped and not result.passed
     assert "not run" in result.comment
+
+
+def test_a_project_that_does_not_export_as_one_project_yaml_fails() -> None:
+    scenario = BY_ID["plan-scripted-two-built"]
+    one = "name: Intake\njobs:\n  a:\n    name: A\n    adaptor: '@openfn/language-common@latest'\n"
+    one += "    body: fn(state => state);\n"
+    turn = _turn(["approve"], "built", ["w1", "w2"])
+    turn.yamls = {"intake": one}
+    result = plan_project_exports(scenario, _outcome(turn))
+    assert result is not None and result.passed, result
+    # Two workflows of one name get the same project.yaml key: the export refuses it.
+    turn.yamls = {"intake": one, "coverage-check": one}
+    result = plan_project_exports(scenario, _outcome(turn))
+    assert result is not None and not result.passed
+    assert result.comment.startswith("project.yaml:")
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [("referral_system", "four_processes"), ("lab_results", "numbered_sections")],
+)
+def test_eval_specs_are_the_spec_planners_test_specs(ours: str, theirs: str) -> None:
+    # The README's example and the offline planner's tests read these; a change there
+    # should be a deliberate change here too.
+    specs = Path(__file__).resolve().parents[1] / "agents" / "offline" / "specs"
+    assert (SPECS_DIR / f"{ours}.md").read_text() == (specs / f"{theirs}.md").read_text()
