@@ -4,9 +4,11 @@
 ``pass_rate`` and ``scenarios``: ``[{id, category, passed, graders, tool_rounds,
 tokens, latency_ms, final_yaml, ...}]``; ``final_yaml`` is the workflow the
 scenario ended with (the first failing run's, else the first run's), which
-``evals.compare`` diffs between two runs. With ``--repeat K`` a scenario passes
-only when all K runs pass, its numbers are means over the runs and ``repeats``
-lists each run (each with its own ``final_yaml``).
+``evals.compare`` diffs between two runs (a plan scenario's: every planned
+workflow, and ``plan``: each plan turn's proposals, answers, order, contracts,
+delta and builds). With ``--repeat K`` a scenario passes only when all K runs
+pass, its numbers are means over the runs and ``repeats`` lists each run (each
+with its own ``final_yaml``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from evals.execute import RunOutcome
 from evals.runner import EvalRun, ScenarioResult, ScenarioRun, summary
 
 
@@ -31,7 +34,29 @@ def _run_dict(run: ScenarioRun) -> dict[str, Any]:
         "reply": outcome.reply,
         "error": outcome.error,
         "final_yaml": outcome.after_yaml,
+        **({"plan": _plan_turns(outcome)} if outcome.plan is not None else {}),
     }
+
+
+def _plan_turns(outcome: RunOutcome) -> list[dict[str, Any]]:
+    """A plan scenario's turns: what was proposed (last proposal), answered and built."""
+    assert outcome.plan is not None
+    turns = []
+    for turn in outcome.plan.turns:
+        last = turn.last_proposal
+        turns.append(
+            {
+                "proposals": len(turn.proposals),
+                "answered": turn.answered,
+                "order": last.plan.order if last is not None else None,
+                "contracts": [f"{c.source} -> {c.target}" for c in last.contracts] if last else [],
+                "delta": last.delta.model_dump() if last is not None and last.delta else None,
+                "built": turn.built,
+                "failed": turn.failed,
+                "status": turn.record.status if turn.record is not None else None,
+            }
+        )
+    return turns
 
 
 def _scenario_dict(result: ScenarioResult) -> dict[str, Any]:
@@ -54,6 +79,8 @@ def _scenario_dict(result: ScenarioResult) -> dict[str, Any]:
         "error": shown.get("error"),
         "final_yaml": shown.get("final_yaml"),
     }
+    if "plan" in shown:
+        entry["plan"] = shown["plan"]
     if len(runs) > 1:
         entry["repeats"] = runs
     return entry

@@ -21,6 +21,7 @@ from evals.graders.plan_build import (
 from evals.openfn import install
 from evals.plan_execute import PlanRunOutcome, PlanTurnOutcome
 from evals.plan_scenario import SPECS_DIR
+from evals.report import results_dict
 from evals.runner import EvalOptions, run_eval
 from evals.scenario import Scenario, load_scenarios
 from tests.evals.helpers import REFERRAL
@@ -220,3 +221,38 @@ def test_eval_specs_are_the_spec_planners_test_specs(ours: str, theirs: str) -> 
     # should be a deliberate change here too.
     specs = Path(__file__).resolve().parents[1] / "agents" / "offline" / "specs"
     assert (SPECS_DIR / f"{ours}.md").read_text() == (specs / f"{theirs}.md").read_text()
+
+
+async def test_the_report_lists_each_plan_turn() -> None:
+    scenario = BY_ID["plan-scripted-delta-rebuilds-only-changed"]
+    run = await run_eval(
+        EvalOptions(model="scripted", judge=False, runtime=False), scenarios=[scenario]
+    )
+    (entry,) = results_dict(run)["scenarios"]
+    first, second = entry["plan"]
+    assert first["built"] == ["intake", "coverage-check"] and first["delta"] is None
+    assert second["built"] == ["coverage-check"] and second["answered"] == ["approve"]
+    assert [c["key"] for c in second["delta"]["changed"]] == ["coverage-check"]
+    assert entry["final_yaml"].startswith("# workflow intake\n")
+
+
+async def test_plan_runs_fail_when_a_hand_off_does_not_reach_its_target() -> None:
+    scenario = BY_ID["plan-scripted-two-built"]
+    outcome = await _run(scenario)
+    result = plan_runs_in_openfn(scenario, outcome)
+    assert result is not None
+    if result.skipped:
+        pytest.skip(result.comment)  # node or the pinned runtime is not installed here
+    assert result.passed, result.comment
+    assert outcome.plan is not None
+    final = outcome.plan.turns[-1]
+    path = "referrals-coverage-check"
+    # The receiver's webhook served elsewhere: the source's POST no longer reaches it.
+    final.yamls["coverage-check"] = final.yamls["coverage-check"].replace(path, "elsewhere")
+    # And the source's hand-off step posting somewhere else: it never posts to the target.
+    final.yamls["intake"] = final.yamls["intake"].replace(f"/i/{path}", "/i/nowhere")
+    broken = plan_runs_in_openfn(scenario, outcome)
+    assert broken is not None and not broken.passed and not broken.skipped
+    assert f"intake never posted to /i/{path}" in broken.comment
+    assert f"coverage-check's webhook is not served at /i/{path}" in broken.comment
+    assert f"intake has no hand-off step to /i/{path}" in broken.comment
