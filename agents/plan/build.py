@@ -14,7 +14,6 @@ version too). Progress is stored before each ``plan.progress`` event.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -29,23 +28,24 @@ from agents.events import (
     WorkflowEvent,
     workflow_event,
 )
+from agents.plan.handoffs import link, unlink
 from agents.plan.requests import build_request, plan_context
 from agents.plan.runtime import OpenWorkflow, PlanRuntime
 from agents.plan.state import PlanState
 from agents.runner import TurnRunner
 from agents.state import TurnInput
-from tools.base import ToolResult
 from tools.document import WorkflowDocument
-from tools.document.structure import Structure
 from tools.errors import PlanwrightError
 from tools.jobcode import has_code
-from tools.plan import Contract, PlannedOutcome, PlannedWorkflow, PlanRecord, ProjectPlan
+from tools.plan import (
+    Contract,
+    PlannedOutcome,
+    PlannedWorkflow,
+    PlanRecord,
+    ProjectPlan,
+)
 from tools.plan.handoff import (
     HANDOFF_CREDENTIAL,
-    ToolCall,
-    handoff_calls,
-    receiving_calls,
-    run_call,
 )
 from tools.registry import document_problems
 
@@ -73,7 +73,8 @@ async def build_node(state: PlanState, runtime: Runtime[PlanRuntime]) -> dict[st
         for key in plan.order:
             if key in wanted:
                 await _build_one(rt, state, record, by_key[key], plan, found, emit, key in changed)
-        linked = await _link(rt, state, record, by_key, found, emit)
+        unlinked = await unlink(rt, state, record, by_key, found, emit)
+        linked = await link(rt, state, record, by_key, found, emit)
     except asyncio.CancelledError:
         # The record must not say "building" for ever: what was built stays built.
         for outcome in record.workflows.values():
@@ -89,7 +90,7 @@ async def build_node(state: PlanState, runtime: Runtime[PlanRuntime]) -> dict[st
     return {
         "record": record.model_dump(mode="json"),
         "outcomes": {k: o.model_dump(mode="json") for k, o in record.workflows.items()},
-        "final_text": _summary(plan, record, wanted, linked, found),
+        "final_text": _summary(plan, record, wanted, linked, found) + unlinked,
     }
 
 
@@ -234,91 +235,6 @@ async def _run_once(
     if question is not None:
         await runner.forget(state["turn_id"])
     return yaml, version, reply, question
-
-
-async def _link(
-    rt: PlanRuntime,
-    state: PlanState,
-    record: PlanRecord,
-    by_key: dict[str, PlannedWorkflow],
-    found: list[Contract],
-    emit: Emit,
-) -> int:
-    """Add each contract's hand-off whose two ends exist and were not left failed."""
-    linked = 0
-    for contract in found:
-        source, target = (
-            record.workflows.get(contract.source),
-            record.workflows.get(contract.target),
-        )
-        if source is None or target is None or not source.workflow_id or not target.workflow_id:
-            continue
-        if "failed" in (source.status, target.status):
-            continue
-        target_name = by_key[contract.target].name
-        receive = functools.partial(_receiving, contract=contract)
-        hand_off = functools.partial(_handing_off, contract=contract, target_name=target_name)
-        ok = await _apply(rt, state, target.workflow_id, target_name, emit, receive)
-        if ok:
-            source_name = by_key[contract.source].name
-            ok = await _apply(rt, state, source.workflow_id, source_name, emit, hand_off)
-        if ok:
-            linked += 1
-        else:
-            source.status = "failed"
-            source.message = f"Could not add the hand-off to {target_name}."
-    return linked
-
-
-async def _apply(
-    rt: PlanRuntime,
-    state: PlanState,
-    workflow_id: str,
-    name: str,
-    emit: Emit,
-    calls_for: Callable[[Structure], list[ToolCall]],
-) -> bool:
-    """Run deterministic tool calls on a workflow. All of them hold or none is kept;
-    then each mutation is committed as a version of its own."""
-    opened = await rt.workspace.open_workflow(workflow_id, name)
-    async with rt.workspace.hold(workflow_id):
-        doc = await asyncio.to_thread(WorkflowDocument.from_yaml, opened.yaml)
-        try:
-            calls = calls_for(doc.structure)
-        except PlanwrightError:
-            return False
-        steps: list[tuple[str, str, ToolResult]] = []
-        for call in calls:
-            result = run_call(doc, call, context=rt.tools)
-            if not result.ok:
-                return False
-            if result.mutated:
-                steps.append((call[0], doc.to_yaml(), result))
-        version = opened.version
-        for tool, yaml, result in steps:
-            version = await opened.committer.commit(
-                yaml=yaml,
-                name=doc.name,
-                base_version=version,
-                tool=tool,
-                changes=result.changes,
-                summary=result.headline,
-                turn_id=state["turn_id"],
-            )
-            emit(
-                workflow_event(
-                    yaml, version, result.changes, workflow_id=workflow_id, turn_id=state["turn_id"]
-                )
-            )
-    return True
-
-
-def _receiving(structure: Structure, *, contract: Contract) -> list[ToolCall]:
-    return receiving_calls(structure, contract)
-
-
-def _handing_off(structure: Structure, *, contract: Contract, target_name: str) -> list[ToolCall]:
-    return handoff_calls(structure, contract, target_name)
 
 
 async def _cleared(state: PlanState, opened: OpenWorkflow, name: str, emit: Emit) -> OpenWorkflow:

@@ -52,8 +52,9 @@ class PlannedWorkflow(ToolArgs):
 
     key: str = Field(
         pattern=KEY_PATTERN,
-        description="Stable key: lower-case letters, digits and '-', starting with a letter "
-        "('coverage-check'). Dependencies and the order refer to it.",
+        description="Stable key: the name as a slug, lower-case letters, digits and '-', "
+        "starting with a letter ('Coverage check' -> 'coverage-check'). Dependencies and the "
+        "order refer to it; a revised plan keeps the key of every workflow it keeps.",
     )
     name: str = Field(min_length=1, max_length=100, description="Display name of the workflow.")
     purpose: str = Field(

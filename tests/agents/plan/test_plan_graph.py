@@ -252,3 +252,21 @@ async def test_each_build_is_an_ordinary_planner_run_with_the_whole_plan_as_cont
         assert "<project_plan>" in text and "Referrals in, then coverage." in text
         assert "Referral intake (intake)" in text and "Coverage check (coverage)" in text
     assert "<- building now" in firsts[0].split("Coverage check (")[0]
+
+
+async def test_a_delta_that_drops_a_workflow_removes_the_hand_off_to_it() -> None:
+    harness = PlanHarness(ProposingModel(plan_of(INTAKE, COVERAGE)))
+    turn_id, _ = await harness.start("the spec")
+    await harness.answer(turn_id, True)
+    intake_id = harness.workspace.records[-1].workflows["intake"].workflow_id or ""
+    before = WorkflowDocument.from_yaml(harness.workspace.yaml(intake_id)).structure
+    assert find_handoff(before, "referrals-coverage") is not None
+    harness.model.proposals.append(plan_of(INTAKE))  # coverage is gone
+    turn_id, events = await harness.start("the spec without coverage")
+    assert proposed(events).delta is not None
+    assert proposed(events).delta.removed == ["coverage"]  # type: ignore[union-attr]
+    events = await harness.answer(turn_id, True)
+    after = WorkflowDocument.from_yaml(harness.workspace.yaml(intake_id)).structure
+    assert find_handoff(after, "referrals-coverage") is None
+    assert set(after.jobs) == set(before.jobs) - {find_handoff(before, "referrals-coverage")}
+    assert "Removed the hand-offs the plan no longer has from Referral intake" in _text(events)

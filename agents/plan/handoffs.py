@@ -1,0 +1,148 @@
+"""The hand-offs of a built plan (DESIGN §5a.4): each contract's deterministic tool calls
+(``tools.plan.handoff``) applied to its two workflows, and the hand-offs a changed plan
+no longer has taken away.
+
+Calls on one workflow hold together or not at all: they are run on a parsed copy,
+and only when every one succeeded is each mutation committed as a version of its
+own (and emitted as a ``workflow`` event naming the workflow).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+
+from agents.events import Event, workflow_event
+from agents.plan.runtime import PlanRuntime
+from agents.plan.state import PlanState
+from tools.base import ToolResult
+from tools.document import WorkflowDocument
+from tools.document.structure import Structure
+from tools.errors import PlanwrightError
+from tools.plan import Contract, PlannedWorkflow, PlanRecord, contracts
+from tools.plan.handoff import ToolCall, handoff_calls, handoff_path, receiving_calls, run_call
+
+Emit = Callable[[Event], None]
+
+
+async def unlink(
+    rt: PlanRuntime,
+    state: PlanState,
+    record: PlanRecord,
+    by_key: dict[str, PlannedWorkflow],
+    found: list[Contract],
+    emit: Emit,
+) -> str:
+    """Remove the hand-off steps of contracts the built plan had and this one drops (a
+    removed workflow, a dependency taken away), so no step posts to a workflow the plan no
+    longer feeds. Returns what to tell the user."""
+    if record.built_plan is None:
+        return ""
+    slug = str(state.get("project", {}).get("slug") or "")
+    stale = {c.webhook_path for c in contracts(record.built_plan, slug)}
+    stale -= {c.webhook_path for c in found}
+    removed: list[str] = []
+    for key, outcome in record.workflows.items():
+        if not stale or not outcome.workflow_id or outcome.status == "failed":
+            continue
+        remove = functools.partial(_stale_handoffs, paths=stale)
+        opened = await rt.workspace.open_workflow(outcome.workflow_id, by_key[key].name)
+        doc = await asyncio.to_thread(WorkflowDocument.from_yaml, opened.yaml)
+        if remove(doc.structure) and await _apply(
+            rt, state, outcome.workflow_id, by_key[key].name, emit, remove
+        ):
+            removed.append(by_key[key].name)
+    if not removed:
+        return ""
+    return " Removed the hand-offs the plan no longer has from " + ", ".join(removed) + "."
+
+
+def _stale_handoffs(structure: Structure, *, paths: set[str]) -> list[ToolCall]:
+    keys = [k for k, job in structure.jobs.items() if handoff_path(job) in paths]
+    return [("remove_jobs", {"keys": keys})] if keys else []
+
+
+async def link(
+    rt: PlanRuntime,
+    state: PlanState,
+    record: PlanRecord,
+    by_key: dict[str, PlannedWorkflow],
+    found: list[Contract],
+    emit: Emit,
+) -> int:
+    """Add each contract's hand-off whose two ends exist and were not left failed."""
+    linked = 0
+    for contract in found:
+        source, target = (
+            record.workflows.get(contract.source),
+            record.workflows.get(contract.target),
+        )
+        if source is None or target is None or not source.workflow_id or not target.workflow_id:
+            continue
+        if "failed" in (source.status, target.status):
+            continue
+        target_name = by_key[contract.target].name
+        receive = functools.partial(_receiving, contract=contract)
+        hand_off = functools.partial(_handing_off, contract=contract, target_name=target_name)
+        ok = await _apply(rt, state, target.workflow_id, target_name, emit, receive)
+        if ok:
+            source_name = by_key[contract.source].name
+            ok = await _apply(rt, state, source.workflow_id, source_name, emit, hand_off)
+        if ok:
+            linked += 1
+        else:
+            source.status = "failed"
+            source.message = f"Could not add the hand-off to {target_name}."
+    return linked
+
+
+async def _apply(
+    rt: PlanRuntime,
+    state: PlanState,
+    workflow_id: str,
+    name: str,
+    emit: Emit,
+    calls_for: Callable[[Structure], list[ToolCall]],
+) -> bool:
+    """Run deterministic tool calls on a workflow. All of them hold or none is kept;
+    then each mutation is committed as a version of its own."""
+    opened = await rt.workspace.open_workflow(workflow_id, name)
+    async with rt.workspace.hold(workflow_id):
+        doc = await asyncio.to_thread(WorkflowDocument.from_yaml, opened.yaml)
+        try:
+            calls = calls_for(doc.structure)
+        except PlanwrightError:
+            return False
+        steps: list[tuple[str, str, ToolResult]] = []
+        for call in calls:
+            result = run_call(doc, call, context=rt.tools)
+            if not result.ok:
+                return False
+            if result.mutated:
+                steps.append((call[0], doc.to_yaml(), result))
+        version = opened.version
+        for tool, yaml, result in steps:
+            version = await opened.committer.commit(
+                yaml=yaml,
+                name=doc.name,
+                base_version=version,
+                tool=tool,
+                changes=result.changes,
+                summary=result.headline,
+                turn_id=state["turn_id"],
+            )
+            emit(
+                workflow_event(
+                    yaml, version, result.changes, workflow_id=workflow_id, turn_id=state["turn_id"]
+                )
+            )
+    return True
+
+
+def _receiving(structure: Structure, *, contract: Contract) -> list[ToolCall]:
+    return receiving_calls(structure, contract)
+
+
+def _handing_off(structure: Structure, *, contract: Contract, target_name: str) -> list[ToolCall]:
+    return handoff_calls(structure, contract, target_name)
