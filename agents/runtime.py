@@ -98,8 +98,28 @@ class AgentConfig:
     """USD per million tokens by model id, for the cost of each call."""
 
 
+class RecordsCalls:
+    """``model`` and ``prompt`` for a run's context (a turn's, a plan turn's): every model
+    call and every prompt used is recorded in its ``usage``."""
+
+    models: Mapping[ModelRole, ChatModel]
+    config: AgentConfig
+    prompt_loader: Callable[[str, str | None], PromptTemplate]
+    usage: UsageLedger
+
+    def model(self, role: ModelRole) -> ChatModel:
+        """The role's model; each call through it is recorded in ``usage``."""
+        return RecordingModel(self.models[role], self.usage, self.config.prices)
+
+    def prompt(self, role: str) -> PromptTemplate:
+        """The role's prompt template, noted in ``usage`` as used by this run."""
+        template = self.prompt_loader(role, self.config.prompt_versions.get(role))
+        self.usage.use_prompt(role, template.name, template.version, template.hash)
+        return template
+
+
 @dataclass
-class TurnRuntime:
+class TurnRuntime(RecordsCalls):
     """What a turn runs with (LangGraph context): never checkpointed, rebuilt on resume."""
 
     models: Mapping[ModelRole, ChatModel]
@@ -119,16 +139,6 @@ class TurnRuntime:
     """The parsed document, kept between nodes while it matches ``_doc_version``."""
     _doc_version: int | None = field(default=None, repr=False)
     """The committed version ``_doc`` is at."""
-
-    def model(self, role: ModelRole) -> ChatModel:
-        """The role's model; each call through it is recorded in ``usage``."""
-        return RecordingModel(self.models[role], self.usage, self.config.prices)
-
-    def prompt(self, role: str) -> PromptTemplate:
-        """The role's prompt template, noted in ``usage`` as used by this turn."""
-        template = self.prompt_loader(role, self.config.prompt_versions.get(role))
-        self.usage.use_prompt(role, template.name, template.version, template.hash)
-        return template
 
     @cached_property
     def adaptor_list(self) -> str:

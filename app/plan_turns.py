@@ -12,7 +12,6 @@ the project before every frame about it (:class:`StoreWorkspace`).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
@@ -147,11 +146,8 @@ class PlanTurnService:
         except (MessageTooLongError, PlanwrightError) as exc:
             await send(error_frame(exc.code, exc.message))
             return
-        handle = await self.turns.take_lock(plan_lock_key(project_id), send, what="project")
-        if handle is None:
-            return
-        last: ServerFrame | None = None
-        try:
+
+        async def work() -> ServerFrame | None:
             turn = await self._begin(request, project_id, mode)
             await send(TurnStartedFrame(turn_id=turn["turn_id"]))
             trace = self.turns.tracer.turn(
@@ -159,19 +155,16 @@ class PlanTurnService:
             )
             runtime = trace.runtime(self._runtime(session, request.principal, project_id))
             events = trace.wrap(self.runner.start(turn, runtime))
-            last = await self.turns.relay(events, turn["turn_id"], session, send, runtime.usage)
-        except asyncio.CancelledError:
-            last = error_frame("cancelled", "The plan turn was cancelled." + _AT_PLAN)
-            raise
-        except PlanwrightError as exc:
-            last = error_frame(exc.code, exc.message)
-        except Exception:
-            log.exception("plan turn setup failed on project %s", project_id)
-            last = error_frame("internal_error", "The plan turn could not start.")
-        finally:
-            await handle.release()
-            if last is not None:
-                await send(last)
+            return await self.turns.relay(events, turn["turn_id"], session, send, runtime.usage)
+
+        await self.turns.under_lock(
+            plan_lock_key(project_id),
+            send,
+            work,
+            what="project",
+            subject="plan turn",
+            cancelled=_AT_PLAN,
+        )
 
     async def _begin(self, request: TurnRequest, project_id: str, mode: str | None) -> PlanInput:
         store, session = self.turns.store, request.session
@@ -265,12 +258,9 @@ class PlanTurnService:
     ) -> None:
         """Answer a plan review (``TurnService.resume`` hands plan turns here)."""
         project_id = await self.project_of(session)
-        handle = await self.turns.take_lock(plan_lock_key(project_id), send, what="project")
-        if handle is None:
-            return
-        last: ServerFrame | None = None
         store = self.turns.store
-        try:
+
+        async def work() -> ServerFrame | None:
             await store.answer_confirmation(
                 turn_id,
                 request_id,
@@ -287,16 +277,15 @@ class PlanTurnService:
             earlier = await store.list_model_calls(turn_id)
             runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
             events = trace.wrap(self.runner.resume(turn_id, approved, runtime, feedback=feedback))
-            last = await self.turns.relay(events, turn_id, session, send, runtime.usage)
-        except asyncio.CancelledError:
-            last = error_frame("cancelled", "The plan turn was cancelled." + _AT_PLAN, turn_id)
-            raise
-        except PlanwrightError as exc:
-            last = error_frame(exc.code, exc.message, turn_id)
-        except Exception:
-            log.exception("resuming plan turn %s failed", turn_id)
-            last = error_frame("internal_error", "The plan turn could not resume.", turn_id)
-        finally:
-            await handle.release()
-            if last is not None:
-                await send(last)
+            return await self.turns.relay(events, turn_id, session, send, runtime.usage)
+
+        await self.turns.under_lock(
+            plan_lock_key(project_id),
+            send,
+            work,
+            what="project",
+            subject="plan turn",
+            doing="resume",
+            turn_id=turn_id,
+            cancelled=_AT_PLAN,
+        )

@@ -150,6 +150,40 @@ class TurnService:
             await send(error_frame("busy", f"Another turn is running on this {what}; try again."))
         return handle
 
+    async def under_lock(
+        self,
+        key: str,
+        send: Send,
+        work: Callable[[], Awaitable[ServerFrame | None]],
+        *,
+        what: str = "workflow",
+        subject: str = "turn",
+        doing: str = "start",
+        turn_id: str | None = None,
+        cancelled: str = "",
+    ) -> None:
+        """Run ``work`` holding ``key``'s turn lock; the frame it returns (or the error
+        frame for how it failed) is sent once the lock is released, so a client that
+        starts its next turn on that frame never finds its own lock still held."""
+        handle = await self.take_lock(key, send, what=what)
+        if handle is None:
+            return
+        last: ServerFrame | None = None
+        try:
+            last = await work()
+        except asyncio.CancelledError:
+            last = error_frame("cancelled", f"The {subject} was cancelled.{cancelled}", turn_id)
+            raise
+        except PlanwrightError as exc:
+            last = error_frame(exc.code, exc.message, turn_id)
+        except Exception:
+            log.exception("%s could not %s (%s)", subject, doing, key)
+            last = error_frame("internal_error", f"The {subject} could not {doing}.", turn_id)
+        finally:
+            await handle.release()
+            if last is not None:
+                await send(last)
+
     async def run(self, request: TurnRequest, send: Send) -> None:
         session = request.session
         workflow_id = workflow_of(session)
@@ -158,11 +192,8 @@ class TurnService:
         except MessageTooLongError as exc:
             await send(error_frame(exc.code, exc.message))
             return
-        handle = await self.take_lock(workflow_id, send)
-        if handle is None:
-            return
-        last: ServerFrame | None = None
-        try:
+
+        async def work() -> ServerFrame | None:
             turn = await self._begin(request)
             await send(TurnStartedFrame(turn_id=turn["turn_id"]))
             trace = self.tracer.turn(turn, session_id=session.id, user_id=request.principal.subject)
@@ -172,20 +203,9 @@ class TurnService:
             events = trace.wrap(self.runner.start(turn, runtime))
             last = await self.relay(events, turn["turn_id"], session, send, runtime.usage)
             self._keep_warm(workflow_id, runtime)
-        except asyncio.CancelledError:
-            last = error_frame("cancelled", "The turn was cancelled." + _AT_LAST_VERSION)
-            raise
-        except PlanwrightError as exc:
-            last = error_frame(exc.code, exc.message)
-        except Exception:
-            log.exception("turn setup failed on workflow %s", workflow_id)
-            last = error_frame("internal_error", "The turn could not start.")
-        finally:
-            # Release before the last frame goes out, so a client that starts its next
-            # turn on turn.completed never finds its own lock still held.
-            await handle.release()
-            if last is not None:
-                await send(last)
+            return last
+
+        await self.under_lock(workflow_id, send, work, cancelled=_AT_LAST_VERSION)
 
     async def _begin(self, request: TurnRequest) -> TurnInput:
         """Record the turn and the user's message; the graph's input."""
@@ -247,31 +267,28 @@ class TurnService:
                 error_frame("no_pending_confirmation", f"Nothing is waiting for {request_id!r}.")
             )
             return
-        handle = await self.take_lock(workflow_id, send)
-        if handle is None:
-            return
-        last: ServerFrame | None = None
-        try:
+        paused_id = turn.id
+
+        async def work() -> ServerFrame | None:
             # The answer is on record before anything acts on it.
             await self.store.answer_confirmation(
-                turn.id,
+                paused_id,
                 request_id,
                 approved=approved,
                 answered_by=principal.author,
                 feedback=feedback,
             )
-            state = await self.runner.state(turn.id)
+            state = await self.runner.state(paused_id)
             workflow = await self.store.get_workflow(workflow_id)
             if workflow is None or workflow.version != state.get("version"):
-                await self.store.finish_turn(turn.id, status="failed", error_code="stale")
-                await self.runner.forget(turn.id)
-                last = error_frame(
+                await self.store.finish_turn(paused_id, status="failed", error_code="stale")
+                await self.runner.forget(paused_id)
+                return error_frame(
                     "stale_confirmation",
                     "The workflow changed while this was waiting; nothing was removed. Ask again.",
-                    turn.id,
+                    paused_id,
                 )
-                return
-            await self.store.update_turn_status(turn.id, "running")
+            await self.store.update_turn_status(paused_id, "running")
             trace = self.tracer.turn(
                 state, session_id=session.id, user_id=principal.subject, tags=["resumed"]
             )
@@ -279,23 +296,16 @@ class TurnService:
                 await self._runtime(session, principal, workflow.yaml, workflow.version)
             )
             # The turn's totals (turn.completed, the row) include the calls before the pause.
-            earlier = await self.store.list_model_calls(turn.id)
+            earlier = await self.store.list_model_calls(paused_id)
             runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
-            events = trace.wrap(self.runner.resume(turn.id, approved, runtime, feedback=feedback))
-            last = await self.relay(events, turn.id, session, send, runtime.usage)
+            events = trace.wrap(self.runner.resume(paused_id, approved, runtime, feedback=feedback))
+            last = await self.relay(events, paused_id, session, send, runtime.usage)
             self._keep_warm(workflow_id, runtime)
-        except asyncio.CancelledError:
-            last = error_frame("cancelled", "The turn was cancelled." + _AT_LAST_VERSION, turn.id)
-            raise
-        except PlanwrightError as exc:
-            last = error_frame(exc.code, exc.message, turn.id)
-        except Exception:
-            log.exception("resuming turn %s failed", turn.id)
-            last = error_frame("internal_error", "The turn could not resume.", turn.id)
-        finally:
-            await handle.release()
-            if last is not None:
-                await send(last)
+            return last
+
+        await self.under_lock(
+            workflow_id, send, work, doing="resume", turn_id=paused_id, cancelled=_AT_LAST_VERSION
+        )
 
     async def relay(
         self, events: Any, turn_id: str, session: SessionRecord, send: Send, usage: UsageLedger

@@ -20,8 +20,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
 from agents.models.base import ChatModel, ModelRole
-from agents.runtime import AgentConfig, Committer, InMemoryCommitter, TurnRuntime
-from agents.usage import RecordingModel, UsageLedger
+from agents.runtime import AgentConfig, Committer, InMemoryCommitter, RecordsCalls, TurnRuntime
+from agents.usage import UsageLedger
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
@@ -94,7 +94,7 @@ class InMemoryWorkspace:
 
 
 @dataclass
-class PlanRuntime:
+class PlanRuntime(RecordsCalls):
     """What a plan turn runs with."""
 
     models: Mapping[ModelRole, ChatModel]
@@ -109,14 +109,6 @@ class PlanRuntime:
     prompt_loader: Callable[[str, str | None], PromptTemplate] = load_prompt
     usage: UsageLedger = field(default_factory=UsageLedger)
     """Every model call of the turn, the builds' too."""
-
-    def model(self, role: ModelRole) -> ChatModel:
-        return RecordingModel(self.models[role], self.usage, self.config.prices)
-
-    def prompt(self, role: str) -> PromptTemplate:
-        template = self.prompt_loader(role, self.config.prompt_versions.get(role))
-        self.usage.use_prompt(role, template.name, template.version, template.hash)
-        return template
 
     def build_runtime(self, committer: Committer) -> TurnRuntime:
         """The runtime of one workflow's build: same models, limits and ledger."""

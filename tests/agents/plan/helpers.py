@@ -67,6 +67,9 @@ def workflow(
     )
 
 
+INTAKE_STEPS = ["Check the referral fields with common", "Post the referral to the EHR with http"]
+
+
 def plan_of(*workflows: PlannedWorkflow, summary: str = "The plan.") -> dict[str, Any]:
     from tools.plan import leaf_first_order
 
@@ -129,3 +132,15 @@ def proposed(events: list[Event]) -> PlanProposedEvent:
     found = [e for e in events if isinstance(e, PlanProposedEvent)]
     assert len(found) == 1, events
     return found[0]
+
+
+INTAKE = workflow("intake", "Referral intake", INTAKE_STEPS, outputs=["referral"])
+"""A leaf: it hands the referral to COVERAGE."""
+COVERAGE = workflow(
+    "coverage",
+    "Coverage check",
+    ["Post the referral to the insurer with http"],
+    after=["intake"],
+    inputs=["referral"],
+)
+"""Built after INTAKE, on what it hands over."""

@@ -7,25 +7,20 @@ import asyncio
 import pytest
 
 from agents.events import MessageEvent, PlanProgressEvent, PlanProposedEvent, WorkflowEvent
-from tests.agents.plan.helpers import PlanHarness, ProposingModel, plan_of, proposed, workflow
+from tests.agents.plan.helpers import (
+    COVERAGE,
+    INTAKE,
+    PlanHarness,
+    ProposingModel,
+    plan_of,
+    proposed,
+    workflow,
+)
 from tools.document import WorkflowDocument
 from tools.jobcode import has_code
 from tools.plan import PlannedTrigger
 from tools.plan.handoff import find_handoff
 
-INTAKE = workflow(
-    "intake",
-    "Referral intake",
-    ["Check the referral fields with common", "Post the referral to the EHR with http"],
-    outputs=["referral"],
-)
-COVERAGE = workflow(
-    "coverage",
-    "Coverage check",
-    ["Post the referral to the insurer with http"],
-    after=["intake"],
-    inputs=["referral"],
-)
 REPORT = workflow(
     "report",
     "Daily report",

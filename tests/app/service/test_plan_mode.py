@@ -12,25 +12,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.agents.plan.helpers import ProposingModel, plan_of, workflow
+from tests.agents.plan.helpers import COVERAGE, INTAKE, ProposingModel, plan_of
 from tests.app.service.conftest import EDITOR, REVIEWER, auth, create_workflow
 from tests.app.service.test_ws_chat import connect, turn, until
 from tests.evals.langfuse_stub import LangfuseStub
 from tools.plan import ProjectPlan
-
-INTAKE = workflow(
-    "intake",
-    "Referral intake",
-    ["Check the referral fields with common", "Post the referral to the EHR with http"],
-    outputs=["referral"],
-)
-COVERAGE = workflow(
-    "coverage",
-    "Coverage check",
-    ["Post the referral to the insurer with http"],
-    after=["intake"],
-    inputs=["referral"],
-)
 
 
 @pytest.fixture
