@@ -24,11 +24,13 @@ from agents.runtime import TurnRuntime
 from agents.state import CodeTask, TurnInput, TurnState
 
 
-def _after_route(state: TurnState) -> Literal["direct_code", "planner"]:
+# Routers are coroutines: LangGraph runs a plain function in the thread pool, a
+# hand-off per round that costs more than the routing (more still on a busy machine).
+async def _after_route(state: TurnState) -> Literal["direct_code", "planner"]:
     return "direct_code" if state.get("route") == "job_code" else "planner"
 
 
-def _after_planner(state: TurnState) -> Literal["confirm", "finish"]:
+async def _after_planner(state: TurnState) -> Literal["confirm", "finish"]:
     return "confirm" if state.get("pending") else "finish"
 
 
