@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+import weakref
 
 from app.offload import off_loop
 
@@ -40,3 +41,27 @@ async def test_the_collector_stays_off_if_it_was_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+class _Node:
+    """A weak-referenceable object that can hold a reference to itself."""
+
+    me: _Node | None = None
+
+
+async def test_what_a_job_leaves_alive_is_kept_out_of_full_collections() -> None:
+    """Young cycles the job made are collected when it ends; its surviving objects
+    are frozen, so the next full collection does not walk them (on the loop's time)."""
+
+    def job() -> tuple[list[list[int]], weakref.ref[_Node]]:
+        cycle = _Node()
+        cycle.me = cycle  # garbage once the job returns: only the collector frees it
+        return [[i] for i in range(5000)], weakref.ref(cycle)
+
+    frozen_before = gc.get_freeze_count()
+    kept, garbage = await off_loop(job)
+    assert garbage() is None
+    assert gc.get_freeze_count() >= frozen_before + len(kept)
+    tracked = {id(obj) for obj in gc.get_objects()}
+    assert id(kept) not in tracked and id(kept[0]) not in tracked
+    assert gc.isenabled()
