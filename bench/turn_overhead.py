@@ -14,6 +14,7 @@ Prints one JSON object:
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import statistics
 import sys
@@ -169,6 +170,8 @@ async def main() -> None:
         folder = Path(name)
         async with AsyncSqliteSaver.from_conn_string(str(folder / "cp.sqlite")) as saver:
             await _overhead(saver, folder, 1)  # warm-up: imports, prompt files, catalogue
+            gc.collect()
+            gc.freeze()  # what the service's start-up leaves, frozen as app.main does
             overhead, commits = await _overhead(saver, folder, 5)
             fanout = await _fanout(saver)
     print(
