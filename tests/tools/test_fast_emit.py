@@ -84,6 +84,8 @@ def test_a_plain_entry_is_written_directly() -> None:
             "id": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
             "name": "Fetch it (v2); don't stop",
             "adaptor": SingleQuotedScalarString("@openfn/language-http@latest"),
+            "built": "@openfn/language-common@2.1.0",  # a plain str that must be quoted
+            "version": "12",
             "body": LiteralScalarString("get('/items/{i}');\n\nfn(s => s);\n"),
             "enabled": True,
             "retries": 3,

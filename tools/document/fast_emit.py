@@ -64,6 +64,25 @@ def _plain(text: str, limit: int = _MAX_SCALAR) -> bool:
     )
 
 
+_ALWAYS_INDICATORS = "#,[]{}&*!|>'\"%@`"
+
+
+def _never_plain(text: str) -> bool:
+    """Whether ruamel's ``analyze_scalar`` rules out a plain scalar for ``text`` (one
+    line, not empty) in a block mapping's value, or it reads back as another type;
+    only the rules that hold whatever else the text holds."""
+    return (
+        text[0] in _ALWAYS_INDICATORS
+        or text[0] == " "
+        or text[-1] in " :"
+        or ": " in text
+        or " #" in text
+        or text.startswith(("---", "..."))
+        or (text[0] in "-?:" and (len(text) == 1 or text[1] == " "))
+        or not _reads_as_str(text)
+    )
+
+
 def _unmarked(value: Any) -> bool:
     """A scalar string that carries no comment and no anchor."""
     anchor = getattr(value, "anchor", None)
@@ -86,7 +105,14 @@ def _scalar(value: Any, indent: str) -> str | None:
     """The text after ``field:`` for a value, starting with its separator."""
     kind = type(value)
     if kind is str:
-        return f" {value}\n" if _plain(value) else None
+        if _plain(value):
+            return f" {value}\n"
+        # Never plain (see ``_never_plain``): ruamel single-quotes a one-line text
+        # that holds no quote of its own.
+        quotable = value and "'" not in value and len(value) <= _MAX_SCALAR
+        if quotable and _ONE_LINE.fullmatch(value) and _never_plain(value):
+            return f" '{value}'\n"
+        return None
     if kind is bool:
         return " true\n" if value else " false\n"
     if kind is int:

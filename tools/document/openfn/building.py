@@ -16,10 +16,11 @@ from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from tools.document import WorkflowDocument
+from tools.document.emitter import FragmentEmitter
 from tools.document.names import derive_key, edge_key, is_valid_key
 from tools.document.openfn.fields import bad
 from tools.document.structure import CONDITION_TYPES
-from tools.document.yaml_io import DEFAULT_MAX_BYTES, dump_yaml
+from tools.document.yaml_io import DEFAULT_MAX_BYTES
 
 TRIGGER_TYPES = ("webhook", "cron")
 
@@ -34,6 +35,7 @@ class DocumentBuilder:
             self._root["name"] = name
         self._sections = {s: CommentedMap() for s in ("jobs", "triggers", "edges")}
         self._keys: dict[str, str] = {}  # the format's job/trigger key -> Planwright key
+        self._taken: set[str] = set()  # the Planwright keys in use (``_keys``' values)
         self._triggers: set[str] = set()
         self._cursors: list[tuple[str, str, str]] = []  # trigger key, job ref, field
         self._ids: dict[str, str] = {}  # id -> field of the entry that holds it
@@ -160,7 +162,11 @@ class DocumentBuilder:
         for name, section in self._sections.items():
             if section:
                 self._root[name] = section
-        return WorkflowDocument.from_yaml(dump_yaml(self._root), max_bytes=max_bytes)
+        # Written and read back, so the document holds exactly what a parse of its
+        # YAML gives; through the fragment emitter, which writes plain entries
+        # directly (a full ruamel dump of 3,000 steps is seconds) and seeds nothing.
+        text = FragmentEmitter().emit(self._root)
+        return WorkflowDocument.from_yaml(text, max_bytes=max_bytes)
 
     def _id(self, given: str | None, field: str) -> str:
         """``given`` (an id the file carries) if no other entry holds it, else a new one."""
@@ -176,7 +182,7 @@ class DocumentBuilder:
     def _claim(self, source_key: str, name: str, field: str) -> str:
         if source_key in self._keys:
             bad(field, f"a second step or trigger keyed {source_key!r}.")
-        taken = set(self._keys.values())
+        taken = self._taken
         base = (
             source_key
             if is_valid_key(source_key)
@@ -186,4 +192,5 @@ class DocumentBuilder:
         while key in taken:
             key, n = f"{base}-{n}", n + 1
         self._keys[source_key] = key
+        taken.add(key)
         return key
