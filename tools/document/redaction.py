@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 from tools.catalogue.names import adaptor_short_name
 from tools.document.reach import unreachable_jobs
-from tools.document.structure import Change, Structure
+from tools.document.structure import Change, Edge, Job, Structure, Trigger
 from tools.jobcode import body_line_count, has_code
 
 CHANGES_HEADING = "Changed entries as they are now:"
@@ -27,55 +27,57 @@ def _code_stats(body: str | None) -> tuple[bool, int]:
 
 
 def redact(structure: Structure) -> dict[str, Any]:
-    jobs = []
-    for job in structure.jobs.values():
-        with_code, lines = _code_stats(job.body)
-        jobs.append(
-            {
-                "key": job.key,
-                "name": job.name,
-                "adaptor": job.adaptor,
-                "has_code": with_code,
-                "code_lines": lines,
-                # A credential's name only (never a secret), and only when one is set.
-                **({"credential": job.credential} if job.credential else {}),
-            }
-        )
     id_to_key = {job.id: job.key for job in structure.jobs.values() if job.id}
-    triggers = []
-    for trigger in structure.triggers.values():
-        item: dict[str, Any] = {
-            "key": trigger.key,
-            "type": trigger.type,
-            "enabled": trigger.enabled,
-        }
-        if trigger.cron_expression:
-            item["cron_expression"] = trigger.cron_expression
-        if trigger.cron_cursor_job_id:
-            item["cron_cursor_job"] = id_to_key.get(
-                trigger.cron_cursor_job_id, trigger.cron_cursor_job_id
-            )
-        for name in ("webhook_reply", "custom_path"):
-            if getattr(trigger, name) is not None:
-                item[name] = getattr(trigger, name)
-        if trigger.webhook_response_config is not None:
-            item["webhook_response_config"] = "(set)"
-        triggers.append(item)
-    edges = []
-    for edge in structure.edges.values():
-        entry: dict[str, Any] = {
-            "source": edge.source,
-            "target": edge.target_job,
-            "condition_type": edge.condition_type,
-        }
-        if edge.condition_expression:
-            entry["condition_expression"] = edge.condition_expression
-        if edge.condition_label:
-            entry["condition_label"] = edge.condition_label
-        if not edge.enabled:
-            entry["enabled"] = False
-        edges.append(entry)
-    return {"name": structure.name, "jobs": jobs, "triggers": triggers, "edges": edges}
+    return {
+        "name": structure.name,
+        "jobs": [_job_view(job) for job in structure.jobs.values()],
+        "triggers": [_trigger_view(t, id_to_key) for t in structure.triggers.values()],
+        "edges": [_edge_view(edge) for edge in structure.edges.values()],
+    }
+
+
+def _job_view(job: Job) -> dict[str, Any]:
+    with_code, lines = _code_stats(job.body)
+    return {
+        "key": job.key,
+        "name": job.name,
+        "adaptor": job.adaptor,
+        "has_code": with_code,
+        "code_lines": lines,
+        # A credential's name only (never a secret), and only when one is set.
+        **({"credential": job.credential} if job.credential else {}),
+    }
+
+
+def _trigger_view(trigger: Trigger, id_to_key: Mapping[str, str]) -> dict[str, Any]:
+    item: dict[str, Any] = {"key": trigger.key, "type": trigger.type, "enabled": trigger.enabled}
+    if trigger.cron_expression:
+        item["cron_expression"] = trigger.cron_expression
+    if trigger.cron_cursor_job_id:
+        item["cron_cursor_job"] = id_to_key.get(
+            trigger.cron_cursor_job_id, trigger.cron_cursor_job_id
+        )
+    for name in ("webhook_reply", "custom_path"):
+        if getattr(trigger, name) is not None:
+            item[name] = getattr(trigger, name)
+    if trigger.webhook_response_config is not None:
+        item["webhook_response_config"] = "(set)"
+    return item
+
+
+def _edge_view(edge: Edge) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "source": edge.source,
+        "target": edge.target_job,
+        "condition_type": edge.condition_type,
+    }
+    if edge.condition_expression:
+        entry["condition_expression"] = edge.condition_expression
+    if edge.condition_label:
+        entry["condition_label"] = edge.condition_label
+    if not edge.enabled:
+        entry["enabled"] = False
+    return entry
 
 
 def render_structure(structure: Structure) -> str:
@@ -108,10 +110,11 @@ def render_changes(structure: Structure, changes: Sequence[Change]) -> str:
     """
     if not changes:
         return ""
-    view = redact(structure)
-    jobs = {job["key"]: job for job in view["jobs"]}
-    triggers = {t["key"]: t for t in view["triggers"]}
-    edges = dict(zip(structure.edges, view["edges"], strict=True))
+    # Only the touched entries are redacted (a tool result after every edit; the
+    # whole structure is 400 entries at 200 steps).
+    jobs = structure.jobs
+    triggers = structure.triggers
+    edges = structure.edges
     job_keys: list[str] = []
     trigger_keys: list[str] = []
     edge_keys: list[str] = []
@@ -125,22 +128,27 @@ def render_changes(structure: Structure, changes: Sequence[Change]) -> str:
             named = True
         elif change.kind == "job" and change.key in jobs:
             job_keys.append(change.key)
-            edge_keys += [k for k, e in edges.items() if change.key in (e["source"], e["target"])]
+            edge_keys += [k for k, e in edges.items() if change.key in (e.source, e.target_job)]
         elif change.kind == "trigger" and change.key in triggers:
             trigger_keys.append(change.key)
-            edge_keys += [k for k, e in edges.items() if e["source"] == change.key]
+            edge_keys += [k for k, e in edges.items() if e.source == change.key]
         elif change.kind == "edge" and change.key in edges:
             edge_keys.append(change.key)
     lines = [CHANGES_HEADING]
     if named:
-        lines.append(f"Workflow: {view['name'] or '(unnamed)'}")
+        lines.append(f"Workflow: {structure.name or '(unnamed)'}")
     if job_keys:
         lines.append("Steps:")
-        lines.extend(_job_line(jobs[k]) for k in dict.fromkeys(job_keys))
-    lines.extend(_trigger_line(triggers[k]) for k in dict.fromkeys(trigger_keys))
+        lines.extend(_job_line(_job_view(jobs[k])) for k in dict.fromkeys(job_keys))
+    if trigger_keys:
+        id_to_key = {job.id: job.key for job in jobs.values() if job.id}
+        lines.extend(
+            _trigger_line(_trigger_view(triggers[k], id_to_key))
+            for k in dict.fromkeys(trigger_keys)
+        )
     if edge_keys:
         lines.append(EDGES_HEADING)
-        lines.extend(_edge_line(edges[k]) for k in dict.fromkeys(edge_keys))
+        lines.extend(_edge_line(_edge_view(edges[k])) for k in dict.fromkeys(edge_keys))
     live = {*jobs, *triggers, *edges}
     gone = [r for r in dict.fromkeys(removed) if r.split(" ", 1)[-1] not in live]
     if gone:
