@@ -13,7 +13,7 @@ from tools.base import ConfirmRule
 from tools.registry import spec_for
 
 
-def confirm_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
+async def confirm_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
     """Pause with ``interrupt`` when a tool's confirmation rule asks; resumes with the answer.
 
     Each tool's rule sees all of its calls in the round together, so two
