@@ -382,18 +382,6 @@ def _set_in_order(mapping: CommentedMap, key: str, value: Any, canonical: Sequen
     mapping.insert(position, key, value)
 
 
-# --- comments ---------------------------------------------------------------
-#
-# ruamel holds the comment after a value in a token on the value's parent:
-# ``parent.ca.items[key][2]`` for a mapping, ``parent.ca.items[index][0]`` for a
-# sequence; the comment after a block collection sits on its last value. The
-# token's text is the end-of-line comment (or nothing) up to the first newline,
-# then whole comment lines. After a block scalar (``|``, ``>``) there is no end of
-# line: the text is whole lines, the first one's indentation given as the
-# token's column. Comment lines moved around here are plain text, each line with
-# its own indentation.
-
-
 def _read_structure(root: CommentedMap) -> Structure:
     structure = Structure(name=root.get("name"))
     for section in SECTIONS:

@@ -4,6 +4,15 @@ ruamel attaches the comment lines that follow an entry to that entry's last
 value. When entries are added, removed or emptied, those lines must move to
 the neighbour (or section) they belong to, or they vanish with the entry or
 land in the wrong place. These helpers read and write those comment slots.
+
+Where ruamel holds them: the comment after a value is a token on the value's
+parent, ``parent.ca.items[key][2]`` for a mapping and ``parent.ca.items[index][0]``
+for a sequence; the comment after a block collection sits on its last value. The
+token's text is the end-of-line comment (or nothing) up to the first newline,
+then whole comment lines. After a block scalar (``|``, ``>``) there is no end of
+line: the text is whole lines, the first one's indentation given as the token's
+column. Comment lines moved around here are plain text, each line with its own
+indentation.
 """
 
 from __future__ import annotations
