@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
@@ -22,6 +23,9 @@ from app.settings import Settings
 from app.ws import chat, watch
 from tools.errors import PlanwrightError
 
+SWITCH_INTERVAL_S = 0.001
+"""How long a thread may hold the GIL while another waits (Python's default: 5 ms)."""
+
 
 def create_app(
     settings: Settings | None = None, *, models: Mapping[ModelRole, ChatModel] | None = None
@@ -38,6 +42,10 @@ def create_app(
             # for ~200 ms. Frozen, later full collections walk only newer objects.
             gc.collect()
             gc.freeze()
+            # CPU-bound work in the thread pool (parsing a large PUT) holds the GIL for
+            # the default 5 ms switch interval at a time; the loop, which needs it back for
+            # every frame it writes, then sends a version to its watchers in 5 ms steps.
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
             yield
 
     app = FastAPI(title="Planwright", version="0.1.0", lifespan=lifespan)

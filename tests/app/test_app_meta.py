@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,3 +69,21 @@ def test_no_tokens_means_loopback_only() -> None:
     assert Settings(host="0.0.0.0", tokens='{"t": "editor"}').host == "0.0.0.0"
     with pytest.raises(ValueError, match="production needs"):
         Settings(environment="production", tokens=None)
+
+
+def test_the_service_shortens_the_gil_switch_interval_for_its_loop(tmp_path: Path) -> None:
+    from app.main import SWITCH_INTERVAL_S
+
+    before = sys.getswitchinterval()
+    try:
+        settings = Settings(
+            environment="test",
+            database_url=f"sqlite:///{tmp_path / 'db.sqlite'}",
+            checkpoint_path=tmp_path / "cp.db",
+            redis_url=None,
+            anthropic_api_key=None,
+        )
+        with TestClient(create_app(settings)):
+            assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_S)
+    finally:
+        sys.setswitchinterval(before)
