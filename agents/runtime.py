@@ -48,6 +48,34 @@ class Committer(Protocol):
     ) -> int: ...
 
 
+async def commit_change(
+    committer: Committer,
+    *,
+    yaml: str,
+    name: str | None,
+    base_version: int,
+    tool: str,
+    changes: list[Change],
+    summary: str,
+    turn_id: str,
+) -> int:
+    """``committer.commit``, with any failure a :class:`CommitError` naming the tool."""
+    try:
+        return await committer.commit(
+            yaml=yaml,
+            name=name,
+            base_version=base_version,
+            tool=tool,
+            changes=changes,
+            summary=summary,
+            turn_id=turn_id,
+        )
+    except CommitError:
+        raise
+    except Exception as exc:
+        raise CommitError(f"Could not save the change made by {tool}: {exc}") from exc
+
+
 @dataclass
 class InMemoryCommitter:
     """Keeps versions in memory: for tests, evals and benchmarks."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.runtime import CommitError, TurnRuntime
+from agents.runtime import CommitError, TurnRuntime, commit_change
 from agents.state import TurnState
 from tools.base import ToolResult
 from tools.document import WorkflowDocument
@@ -23,7 +23,8 @@ async def commit(
     """
     yaml = doc.to_yaml()
     try:
-        new_version = await rt.committer.commit(
+        new_version = await commit_change(
+            rt.committer,
             yaml=yaml,
             name=doc.name,
             base_version=version,
@@ -32,10 +33,8 @@ async def commit(
             summary=result.headline,
             turn_id=state.get("turn_id", ""),
         )
-    except Exception as exc:
+    except CommitError:
         rt.forget_document()
-        if isinstance(exc, CommitError):
-            raise
-        raise CommitError(f"Could not save the change made by {tool}: {exc}") from exc
+        raise
     rt.adopt(doc, new_version)
     return yaml, new_version

@@ -33,6 +33,7 @@ from agents.plan.requests import build_request, plan_context
 from agents.plan.runtime import OpenWorkflow, PlanRuntime
 from agents.plan.state import PlanState
 from agents.runner import TurnRunner
+from agents.runtime import commit_change
 from agents.state import TurnInput
 from tools.document import WorkflowDocument
 from tools.errors import PlanwrightError
@@ -241,7 +242,8 @@ async def _cleared(state: PlanState, opened: OpenWorkflow, name: str, emit: Emit
     """The workflow emptied for its rebuild, committed as a version of its own (a revert
     to the version before brings the old steps back)."""
     yaml = WorkflowDocument.new(name=name).to_yaml()
-    version = await opened.committer.commit(
+    version = await commit_change(
+        opened.committer,
         yaml=yaml,
         name=name,
         base_version=opened.version,

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from agents.events import Event, workflow_event
 from agents.plan.runtime import PlanRuntime
 from agents.plan.state import PlanState
+from agents.runtime import CommitError, commit_change
 from tools.base import ToolResult
 from tools.document import WorkflowDocument
 from tools.document.structure import Structure
@@ -42,16 +43,14 @@ async def unlink(
     slug = str(state.get("project", {}).get("slug") or "")
     stale = {c.webhook_path for c in contracts(record.built_plan, slug)}
     stale -= {c.webhook_path for c in found}
+    if not stale:
+        return ""
+    remove = functools.partial(_stale_handoffs, paths=stale)
     removed: list[str] = []
     for key, outcome in record.workflows.items():
-        if not stale or not outcome.workflow_id or outcome.status == "failed":
+        if not outcome.workflow_id or outcome.status == "failed":
             continue
-        remove = functools.partial(_stale_handoffs, paths=stale)
-        opened = await rt.workspace.open_workflow(outcome.workflow_id, by_key[key].name)
-        doc = await asyncio.to_thread(WorkflowDocument.from_yaml, opened.yaml)
-        if remove(doc.structure) and await _apply(
-            rt, state, outcome.workflow_id, by_key[key].name, emit, remove
-        ):
+        if await _apply(rt, state, outcome.workflow_id, by_key[key].name, emit, remove):
             removed.append(by_key[key].name)
     if not removed:
         return ""
@@ -85,10 +84,12 @@ async def link(
         target_name = by_key[contract.target].name
         receive = functools.partial(_receiving, contract=contract)
         hand_off = functools.partial(_handing_off, contract=contract, target_name=target_name)
-        ok = await _apply(rt, state, target.workflow_id, target_name, emit, receive)
+        ok = await _apply(rt, state, target.workflow_id, target_name, emit, receive) is not None
         if ok:
             source_name = by_key[contract.source].name
-            ok = await _apply(rt, state, source.workflow_id, source_name, emit, hand_off)
+            ok = (
+                await _apply(rt, state, source.workflow_id, source_name, emit, hand_off) is not None
+            )
         if ok:
             linked += 1
         else:
@@ -104,40 +105,46 @@ async def _apply(
     name: str,
     emit: Emit,
     calls_for: Callable[[Structure], list[ToolCall]],
-) -> bool:
+) -> int | None:
     """Run deterministic tool calls on a workflow. All of them hold or none is kept;
-    then each mutation is committed as a version of its own."""
+    then each mutation is committed as a version of its own. Returns how many versions
+    were committed, or ``None`` when a call (or a commit) failed."""
     opened = await rt.workspace.open_workflow(workflow_id, name)
     async with rt.workspace.hold(workflow_id):
         doc = await asyncio.to_thread(WorkflowDocument.from_yaml, opened.yaml)
         try:
             calls = calls_for(doc.structure)
         except PlanwrightError:
-            return False
+            return None
         steps: list[tuple[str, str, ToolResult]] = []
         for call in calls:
             result = run_call(doc, call, context=rt.tools)
             if not result.ok:
-                return False
+                return None
             if result.mutated:
                 steps.append((call[0], doc.to_yaml(), result))
         version = opened.version
         for tool, yaml, result in steps:
-            version = await opened.committer.commit(
-                yaml=yaml,
-                name=doc.name,
-                base_version=version,
-                tool=tool,
-                changes=result.changes,
-                summary=result.headline,
-                turn_id=state["turn_id"],
-            )
+            try:
+                version = await commit_change(
+                    opened.committer,
+                    yaml=yaml,
+                    name=doc.name,
+                    base_version=version,
+                    tool=tool,
+                    changes=result.changes,
+                    summary=result.headline,
+                    turn_id=state["turn_id"],
+                )
+            except CommitError:  # the versions before it stand; the hand-off is reported failed
+                return None
+            turn_id = state["turn_id"]
             emit(
                 workflow_event(
-                    yaml, version, result.changes, workflow_id=workflow_id, turn_id=state["turn_id"]
+                    yaml, version, result.changes, workflow_id=workflow_id, turn_id=turn_id
                 )
             )
-    return True
+    return len(steps)
 
 
 def _receiving(structure: Structure, *, contract: Contract) -> list[ToolCall]:
