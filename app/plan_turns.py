@@ -178,8 +178,8 @@ class PlanTurnService:
         paused = await store.paused_turn(session.id)
         if paused is not None:  # a new message abandons a question left unanswered
             await store.finish_turn(paused.id, status="cancelled", error_code="superseded")
+            # Either runner forgets it: both graphs keep their checkpoints in one saver.
             await self.runner.forget(paused.id)
-            await self.turns.runner.forget(paused.id)
         turn_id = self.turns.new_id()
         await store.start_turn(
             turn_id,
@@ -230,13 +230,14 @@ class PlanTurnService:
         """Answer whatever the session's paused turn waits for: a plan review resumes
         here, a workflow turn's confirmation in the turn service."""
         turn = await self.turns.store.paused_turn(session.id)
-        if turn is None or turn.workflow_id is not None:
+        if turn is not None and turn.workflow_id is not None:
             await self.turns.resume(
                 session, principal, request_id, approved, send, feedback=feedback
             )
             return
-        pending = await self.runner.pending_confirmation(turn.id)
-        if pending is None or pending["request_id"] != request_id:
+        # A plan turn, or nothing paused: a project session has no workflow turn to resume.
+        pending = await self.runner.pending_confirmation(turn.id) if turn else None
+        if turn is None or pending is None or pending["request_id"] != request_id:
             await send(
                 error_frame("no_pending_confirmation", f"Nothing is waiting for {request_id!r}.")
             )

@@ -90,7 +90,6 @@ async def build_node(state: PlanState, runtime: Runtime[PlanRuntime]) -> dict[st
     await rt.workspace.save_plan(record)
     return {
         "record": record.model_dump(mode="json"),
-        "outcomes": {k: o.model_dump(mode="json") for k, o in record.workflows.items()},
         "final_text": _summary(plan, record, wanted, linked, found) + unlinked,
     }
 
@@ -141,6 +140,8 @@ async def _build_one(
     )
     try:
         async with rt.workspace.hold(opened.workflow_id):
+            # Read again under the lock: another turn may have committed since it was opened.
+            opened = await rt.workspace.open_workflow(opened.workflow_id, item.name)
             if rebuild:
                 opened = await _cleared(state, opened, item.name, emit)
             ok, message = await _run_build(rt, state, item, plan, found, opened, emit)

@@ -82,8 +82,8 @@ async def link(
         if "failed" in (source.status, target.status):
             continue
         target_name = by_key[contract.target].name
-        receive = functools.partial(_receiving, contract=contract)
-        hand_off = functools.partial(_handing_off, contract=contract, target_name=target_name)
+        receive = functools.partial(receiving_calls, contract=contract)
+        hand_off = functools.partial(handoff_calls, contract=contract, target_name=target_name)
         ok = await _apply(rt, state, target.workflow_id, target_name, emit, receive) is not None
         if ok:
             source_name = by_key[contract.source].name
@@ -109,8 +109,8 @@ async def _apply(
     """Run deterministic tool calls on a workflow. All of them hold or none is kept;
     then each mutation is committed as a version of its own. Returns how many versions
     were committed, or ``None`` when a call (or a commit) failed."""
-    opened = await rt.workspace.open_workflow(workflow_id, name)
     async with rt.workspace.hold(workflow_id):
+        opened = await rt.workspace.open_workflow(workflow_id, name)
         doc = await asyncio.to_thread(WorkflowDocument.from_yaml, opened.yaml)
         try:
             calls = calls_for(doc.structure)
@@ -145,11 +145,3 @@ async def _apply(
                 )
             )
     return len(steps)
-
-
-def _receiving(structure: Structure, *, contract: Contract) -> list[ToolCall]:
-    return receiving_calls(structure, contract)
-
-
-def _handing_off(structure: Structure, *, contract: Contract, target_name: str) -> list[ToolCall]:
-    return handoff_calls(structure, contract, target_name)

@@ -52,7 +52,5 @@ class PlanState(PlanInput, total=False):
     notice: str | None
     """Why the plan under review is unchanged after feedback (the planner's answer when
     it could not act on it); said with the next review question."""
-    outcomes: dict[str, dict[str, Any]]
-    """Each planned workflow's build outcome by key (``PlannedOutcome`` JSON)."""
     final_text: str
     """The reply the user gets at the end."""

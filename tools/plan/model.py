@@ -16,7 +16,6 @@ stored with the project and are what the hand-off steps implement.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -27,7 +26,6 @@ from tools.document.cron import cron_problem
 
 KEY_PATTERN = r"^[a-z][a-z0-9-]{0,39}$"
 MAX_WORKFLOWS = 20
-_KEY = re.compile(KEY_PATTERN)
 Item = Annotated[str, Field(min_length=1, max_length=200)]
 """A named piece of data (an input or output)."""
 Step = Annotated[str, Field(min_length=1, max_length=500)]
@@ -178,11 +176,10 @@ def check_plan(plan: ProjectPlan) -> list[PlanProblem]:
             problems.append(
                 PlanProblem("trigger_mismatch", f"{workflow.key!r} is on a schedule with no cron.")
             )
-        elif workflow.trigger.type == "cron" and cron and cron_problem(cron):
+        elif workflow.trigger.type == "cron" and cron and (wrong := cron_problem(cron)):
             problems.append(
                 PlanProblem(
-                    "invalid_cron",
-                    f"{workflow.key!r}: {cron!r} is not a schedule: {cron_problem(cron)}",
+                    "invalid_cron", f"{workflow.key!r}: {cron!r} is not a schedule: {wrong}"
                 )
             )
     cycle = _cycle(plan)
@@ -278,7 +275,3 @@ def _cycle(plan: ProjectPlan) -> list[str]:
             if found:
                 return found
     return []
-
-
-def is_key(text: str) -> bool:
-    return bool(_KEY.match(text))

@@ -223,3 +223,13 @@ def test_a_plan_turn_left_running_by_a_dead_worker_is_abandoned_by_the_next(
     }
     assert turns["dead-turn"]["status"] == "failed"
     assert turns["dead-turn"]["error_code"] == "abandoned"
+
+
+def test_an_answer_with_nothing_waiting_on_a_project_session_is_an_error_frame(
+    client: TestClient,
+) -> None:
+    _, session_id = _project_session(client)
+    with connect(client, session_id) as ws:
+        ws.send_json({"type": "confirm", "request_id": "plan-nope-1", "approved": True})
+        frame = ws.receive_json()
+    assert frame["type"] == "error" and frame["code"] == "no_pending_confirmation"
