@@ -160,6 +160,7 @@ async def _replace(
 ) -> WorkflowRecord:
     """Commit the whole document (or ``yaml``, its exact text) as the next version,
     publish it, and read it back."""
+    services.turns.forget_parsed(workflow_id)
     version = await services.publisher.commit_and_publish(
         workflow_id,
         yaml=doc.to_yaml() if yaml is None else yaml,

@@ -4,6 +4,7 @@ left, or the one a REST create or PUT just parsed, only while it is current."""
 from __future__ import annotations
 
 import functools
+import weakref
 
 import pytest
 from fastapi.testclient import TestClient
@@ -85,3 +86,33 @@ def test_no_turn_parses_or_emits_again_what_this_process_already_parsed(
     assert "Four" in model.requests[-1].messages[-1]["content"]
     stored = client.get(f"/v1/workflows/{workflow_id}", headers=auth(EDITOR)).json()
     assert stored["name"] == "Four" and stored["version"] == 5
+
+
+def test_a_put_lets_go_of_the_document_it_replaces_before_it_commits(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Freeing a large parsed document takes the event loop milliseconds: it is done
+    before the commit, not while the new version fans out to watchers."""
+    services = client.app.state.services  # type: ignore[attr-defined]
+    created = client.post("/v1/workflows", json={"yaml": DOC}, headers=auth(EDITOR)).json()
+    kept = services.turns._warm[created["id"]][0]
+    replaced = weakref.ref(kept)
+    del kept
+    real_commit = services.publisher.commit_and_publish
+    alive_at_commit: list[bool] = []
+
+    async def commit_and_publish(*args: object, **kwargs: object) -> int:
+        alive_at_commit.append(replaced() is not None)
+        return await real_commit(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(services.publisher, "commit_and_publish", commit_and_publish)
+    put = client.put(
+        f"/v1/workflows/{created['id']}",
+        json={"yaml": DOC.replace("Referral intake", "Renamed"), "expected_version": 1},
+        headers=auth(EDITOR),
+    )
+    assert put.status_code == 200, put.text
+    assert alive_at_commit == [False]
+    # The PUT's own document is kept for the next turn instead.
+    doc, version = services.turns._warm[created["id"]]
+    assert version == 2 and doc.name == "Renamed"
