@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import sys
 from collections.abc import AsyncIterator, Mapping
@@ -17,6 +19,7 @@ from app import log_redaction
 from app.api import meta, projects, sessions, web, workflows
 from app.http_errors import http_status
 from app.limits import BodySizeLimit, BodyTooLargeError, too_large_response
+from app.offload import tidy_periodically
 from app.origin import SameOriginWebSockets
 from app.services import open_services
 from app.settings import Settings
@@ -46,7 +49,15 @@ def create_app(
             # the default 5 ms switch interval at a time; the loop, which needs it back for
             # every frame it writes, then sends a version to its watchers in 5 ms steps.
             sys.setswitchinterval(SWITCH_INTERVAL_S)
-            yield
+            interval = settings.gc_tidy_interval_s
+            tidying = asyncio.create_task(tidy_periodically(interval)) if interval else None
+            try:
+                yield
+            finally:
+                if tidying is not None:
+                    tidying.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await tidying
 
     app = FastAPI(title="Planwright", version="0.1.0", lifespan=lifespan)
     if settings.single_user:

@@ -99,6 +99,13 @@ class Settings(BaseSettings):
         description="permessage-deflate on WebSockets: saves bandwidth, but costs one "
         "compression of every frame per socket (planwright serve passes it to uvicorn).",
     )
+    gc_tidy_interval_s: float = Field(
+        600.0,
+        ge=0,
+        description="How often the collector gets back the cyclic garbage that freezing "
+        "after thread-pool jobs keeps (app/offload.py); each tidy stops every thread for "
+        "one full collection (~300 ms). 0: never (memory then grows with uptime).",
+    )
     max_body_bytes: int = Field(
         4 * 1024 * 1024,
         description="Largest HTTP request body; larger ones get 413 before they are read.",

@@ -8,7 +8,10 @@ import gc
 import threading
 import weakref
 
-from app.offload import off_loop
+import pytest
+
+from app import offload
+from app.offload import off_loop, tidy, tidy_periodically
 
 
 async def test_work_runs_off_the_loop_with_the_collector_paused_until_the_last_job_ends() -> None:
@@ -65,3 +68,64 @@ async def test_what_a_job_leaves_alive_is_kept_out_of_full_collections() -> None
     tracked = {id(obj) for obj in gc.get_objects()}
     assert id(kept) not in tracked and id(kept[0]) not in tracked
     assert gc.isenabled()
+
+
+async def test_garbage_frozen_while_it_was_alive_is_freed_by_a_tidy() -> None:
+    """A cycle alive while a job settles is frozen with everything else; once it is
+    garbage no collection sees it, until a tidy unfreezes, collects and freezes again."""
+    cycle = _Node()
+    cycle.me = cycle
+    alive = weakref.ref(cycle)
+    kept = await off_loop(lambda: [[i] for i in range(100)])
+    del cycle  # now garbage, but frozen
+    gc.collect()
+    assert alive() is not None, "a frozen cycle is not collected"
+    frozen = gc.get_freeze_count()
+    found = await asyncio.to_thread(tidy)  # not through off_loop: that would settle again
+    assert found is not None and found >= 1
+    assert alive() is None
+    assert gc.get_freeze_count() >= len(kept), "what is alive is frozen again"
+    assert gc.get_freeze_count() < frozen
+    assert gc.isenabled()
+
+
+async def test_a_tidy_does_nothing_when_no_job_froze_since_the_last() -> None:
+    await off_loop(lambda: None)
+    assert await asyncio.to_thread(tidy) is not None
+    assert await asyncio.to_thread(tidy) is None
+
+
+async def test_a_tidy_waits_for_no_job_and_never_collects_under_a_running_one() -> None:
+    await off_loop(lambda: None)
+    release = threading.Event()
+    started = threading.Event()
+
+    def job() -> None:
+        started.set()
+        release.wait(5)
+
+    running = asyncio.ensure_future(off_loop(job))
+    await asyncio.to_thread(started.wait, 5)
+    assert await asyncio.to_thread(tidy) is None, "a job is running with the collector paused"
+    assert not gc.isenabled()
+    release.set()
+    await running
+    assert await asyncio.to_thread(tidy) is not None
+    assert gc.isenabled()
+
+
+async def test_tidies_run_every_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+
+    def counting_tidy() -> int:
+        calls.append(threading.get_ident())
+        return 0
+
+    monkeypatch.setattr(offload, "tidy", counting_tidy)
+    task = asyncio.ensure_future(tidy_periodically(0.01))
+    while len(calls) < 3:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert threading.get_ident() not in calls, "tidies run in the thread pool, not on the loop"

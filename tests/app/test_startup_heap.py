@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import gc
+import logging
+import time
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
@@ -24,3 +27,30 @@ def test_what_start_up_built_is_frozen(tmp_path: Path) -> None:
         # A full collection walks gc.get_objects(); the frozen heap is not in it.
         assert all(obj is not probe for obj in gc.get_objects())
         assert gc.get_freeze_count() > 0  # counts only what this start-up froze
+
+
+def test_the_service_tidies_what_freezing_kept(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A PUT's job freezes what is alive meanwhile; the service's periodic tidy gives
+    back the part of it that became garbage (``gc_tidy_interval_s``)."""
+    settings = make_settings(tmp_path, tokens=None).model_copy(update={"gc_tidy_interval_s": 0.05})
+    app = create_app(settings)
+    caplog.set_level(logging.INFO, logger="app.offload")
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        created = client.post("/v1/workflows", json={"yaml": "name: Tidy\n"})
+        assert created.status_code == 201, created.text
+        deadline = time.monotonic() + 5
+        while not any("heap tidy" in r.getMessage() for r in caplog.records):
+            assert time.monotonic() < deadline, "no tidy after a job froze objects"
+            time.sleep(0.02)
+
+
+def test_no_tidy_when_it_is_switched_off(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    settings = make_settings(tmp_path, tokens=None).model_copy(update={"gc_tidy_interval_s": 0})
+    app = create_app(settings)
+    caplog.set_level(logging.INFO, logger="app.offload")
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        assert client.post("/v1/workflows", json={"yaml": "name: Tidy\n"}).status_code == 201
+        time.sleep(0.2)
+    assert not any("heap tidy" in r.getMessage() for r in caplog.records)
