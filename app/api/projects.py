@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Response, status
 
 from app.api import schemas
-from app.api.workflows import prepare_imported, require_project
+from app.api.workflows import prepare_imported
 from app.deps import EditorDep, PrincipalDep, ServicesDep
 from app.offload import off_loop
 from app.services import Services
@@ -112,7 +112,7 @@ async def get_project(
     project_id: PathId, services: ServicesDep, principal: PrincipalDep
 ) -> schemas.Project:
     """The project, its workflows in order, and its plan (null until one is proposed)."""
-    project = await require_project(services, project_id)
+    project = await services.store.require_project(project_id)
     workflows = await services.store.list_project_workflows(project.id)
     plan = await services.store.get_plan(project.id)
     return _project(project, [_workflow(w) for w in workflows], plan)
@@ -130,7 +130,7 @@ async def export_project_route(
     """Every workflow of the project in one Lightning ``project.yaml``, in project order,
     keyed as ``@openfn/project`` derives keys. Two workflows that would get the same key
     are refused (422 ``export_id_clash``, naming both)."""
-    project = await require_project(services, project_id)
+    project = await services.store.require_project(project_id)
     workflows = await services.store.list_project_workflows(project.id)
     exported = await off_loop(_export, services, project.name, [w.yaml for w in workflows])
     return Response(

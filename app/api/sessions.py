@@ -7,7 +7,6 @@ from fastapi import APIRouter, status
 
 from agents.events import ModelCallUsage, TurnUsage
 from app.api import schemas
-from app.api.workflows import require_project
 from app.auth import Principal
 from app.deps import PrincipalDep, ServicesDep
 from app.errors import NotFoundError
@@ -37,11 +36,11 @@ async def create_session(
     workflow_id = body.workflow_id
     if workflow_id is None:
         assert body.project_id is not None  # the body requires one of them
-        await require_project(services, body.project_id)
+        await services.store.require_project(body.project_id)
     elif await services.store.get_workflow(workflow_id) is None:
         raise NotFoundError(f"There is no workflow {workflow_id!r}.")
     elif body.project_id is not None:
-        await require_project(services, body.project_id)
+        await services.store.require_project(body.project_id)
     # Reviewers only ever get read-only sessions, whatever they ask for.
     read_only = body.read_only or not principal.can_edit
     session = await services.store.create_session(

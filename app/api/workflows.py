@@ -18,7 +18,7 @@ from app.deps import EditorDep, PrincipalDep, ServicesDep
 from app.errors import NotFoundError
 from app.offload import off_loop
 from app.services import Services
-from app.store import ProjectRecord, WorkflowRecord
+from app.store import WorkflowRecord
 from app.text import PathId
 from tools.document import WorkflowDocument
 from tools.document.importing import mint_missing_ids
@@ -126,18 +126,10 @@ def _out(record: WorkflowRecord, problems: list[str] | None = None) -> schemas.W
     )
 
 
-async def require_project(services: Services, project_id: str) -> ProjectRecord:
-    """The project, or a 404 naming it."""
-    project = await services.store.get_project(project_id)
-    if project is None:
-        raise NotFoundError(f"There is no project {project_id!r}.")
-    return project
-
-
 async def _check_project(services: Services, project_id: str | None) -> None:
     """A 404 naming ``project_id`` before any parsing, when the project does not exist."""
     if project_id is not None:
-        await require_project(services, project_id)
+        await services.store.require_project(project_id)
 
 
 async def _workflow(services: Services, workflow_id: str) -> WorkflowRecord:

@@ -84,7 +84,7 @@ class ProjectQueries:
         """:meth:`get_project`, raising :class:`NotFoundError` when there is none."""
         record = await self.get_project(project_id)
         if record is None:
-            raise NotFoundError(f"no project {project_id!r}", project_id=project_id)
+            raise NotFoundError(f"There is no project {project_id!r}.", project_id=project_id)
         return record
 
     async def get_plan(self, project_id: str) -> PlanRecord | None:
