@@ -29,6 +29,7 @@ from app.bus.base import TurnLock
 from app.errors import ConflictError, NotFoundError
 from app.publishing import Publisher, StoreCommitter
 from app.store import SessionRecord, Store
+from app.turn_records import record_start
 from app.turns import Send, TurnRequest, TurnService
 from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame
 from tools.document import WorkflowDocument
@@ -170,28 +171,19 @@ class PlanTurnService:
         store, session = self.turns.store, request.session
         project = await store.require_project(project_id)
         workflows = await store.list_project_workflows(project_id)
-        history = [
-            {"role": m.role, "content": m.content} for m in await store.list_messages(session.id)
-        ]
-        # We hold the project's plan lock: a plan turn still marked running died with its worker.
-        await store.abandon_running_plan_turns(project_id)
-        paused = await store.paused_turn(session.id)
-        if paused is not None:  # a new message abandons a question left unanswered
-            await store.finish_turn(paused.id, status="cancelled", error_code="superseded")
-            # Either runner forgets it: both graphs keep their checkpoints in one saver.
-            await self.runner.forget(paused.id)
         turn_id = self.turns.new_id()
-        await store.start_turn(
-            turn_id,
-            session_id=session.id,
+        history = await record_start(
+            store,
+            self.runner,
+            session,
+            request.content,
+            turn_id=turn_id,
             workflow_id=None,
             prompt_versions=dict(self.turns.config.prompt_versions),
+            # We hold the project's plan lock: a plan turn still marked running died
+            # with its worker.
+            abandoned=await store.abandon_running_plan_turns(project_id),
         )
-        try:
-            await store.add_message(session.id, "user", request.content, turn_id)
-        except BaseException:
-            await store.finish_turn(turn_id, status="failed", error_code="setup_failed")
-            raise
         record = await store.get_plan(project_id)
         return {
             "turn_id": turn_id,

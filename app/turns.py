@@ -40,6 +40,7 @@ from app.offload import off_loop
 from app.publishing import Publisher, StoreCommitter
 from app.store import SessionRecord, Store
 from app.store.models import TurnStatus
+from app.turn_records import record_start
 from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame, event_frame
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
@@ -222,28 +223,18 @@ class TurnService:
         workflow = await self.store.get_workflow(workflow_id)
         if workflow is None:
             raise NotFoundError("The workflow no longer exists.")
-        history = [
-            {"role": m.role, "content": m.content}
-            for m in await self.store.list_messages(session.id)
-        ]
-        # We hold the workflow's lock: a turn still marked running died with its worker.
-        await self.store.abandon_running_turns(workflow_id)
-        paused = await self.store.paused_turn(session.id)
-        if paused is not None:  # a new message abandons a question left unanswered
-            await self.store.finish_turn(paused.id, status="cancelled", error_code="superseded")
-            await self.runner.forget(paused.id)
         turn_id = self.new_id()
-        await self.store.start_turn(
-            turn_id,
-            session_id=session.id,
+        history = await record_start(
+            self.store,
+            self.runner,
+            session,
+            request.content,
+            turn_id=turn_id,
             workflow_id=workflow_id,
             prompt_versions=dict(self.config.prompt_versions),
+            # We hold the workflow's lock: a turn still marked running died with its worker.
+            abandoned=await self.store.abandon_running_turns(workflow_id),
         )
-        try:
-            await self.store.add_message(session.id, "user", request.content, turn_id)
-        except BaseException:
-            await self.store.finish_turn(turn_id, status="failed", error_code="setup_failed")
-            raise
         return {
             "turn_id": turn_id,
             "workflow_id": workflow_id,

@@ -185,8 +185,8 @@ class TurnQueries:
         row = await self._first(query)
         return None if row is None else TurnRecord.from_row(row)
 
-    async def abandon_running_turns(self, workflow_id: str) -> int:
-        """Mark the workflow's ``running`` turns failed (``abandoned``); returns how many.
+    async def abandon_running_turns(self, workflow_id: str) -> list[str]:
+        """Mark the workflow's ``running`` turns failed (``abandoned``); returns their ids.
 
         Called by the holder of the workflow's turn lock: no other turn can be running,
         so a ``running`` row is one whose worker died mid-turn.
@@ -195,12 +195,13 @@ class TurnQueries:
             update(turns)
             .where(turns.c.workflow_id == workflow_id, turns.c.status == "running")
             .values(status="failed", error_code="abandoned", updated_at=self._clock())
+            .returning(turns.c.id)
         )
         async with self._writer.begin() as conn:
             result = await conn.execute(statement)
-        return int(result.rowcount or 0)
+            return list(result.scalars())
 
-    async def abandon_running_plan_turns(self, project_id: str) -> int:
+    async def abandon_running_plan_turns(self, project_id: str) -> list[str]:
         """Mark the project's ``running`` plan turns failed (``abandoned``): called by the
         holder of the project's plan lock, as :meth:`abandon_running_turns` is for a
         workflow's. A plan turn has no workflow; its session is on the project, or on
@@ -221,10 +222,11 @@ class TurnQueries:
                 turns.c.session_id.in_(sessions),
             )
             .values(status="failed", error_code="abandoned", updated_at=self._clock())
+            .returning(turns.c.id)
         )
         async with self._writer.begin() as conn:
             result = await conn.execute(statement)
-        return int(result.rowcount or 0)
+            return list(result.scalars())
 
     async def _update_turn(self, turn_id: str, values: dict[str, Any]) -> TurnRecord:
         values["updated_at"] = self._clock()

@@ -103,3 +103,25 @@ def test_a_confirmation_left_unanswered_is_dropped_by_the_next_turn(
         ws.send_json(turn("never mind, hello"))
         until(ws, "turn.completed")
     assert checkpoint_rows(database_url, tmp_path) == 0
+
+
+def test_a_turn_a_dead_worker_left_running_leaves_no_checkpoint(
+    client: TestClient, model: ScriptedModel, database_url: str, tmp_path: Path
+) -> None:
+    """A worker that took the answer to a question and died mid-turn leaves the turn
+    ``running`` and its pause's checkpoint behind; the next turn abandons the turn
+    and deletes that checkpoint (nothing can resume it)."""
+    model.push(S.tool_calls(("remove_jobs", {"keys": ["fetch"]})), S.text("Hello."))
+    _, session_id = setup(client)
+    with connect(client, session_id) as ws:
+        ws.send_json(turn("remove the fetch step"))
+        confirm = until(ws, "confirm.required")[-1]
+    assert checkpoint_rows(database_url, tmp_path) > 0
+    store = client.app.state.services.store  # type: ignore[attr-defined]
+    client.portal.call(store.update_turn_status, confirm["turn_id"], "running")  # type: ignore[union-attr]
+    with connect(client, session_id) as ws:
+        ws.send_json(turn("hello"))
+        until(ws, "turn.completed")
+    dead = client.portal.call(store.get_turn, confirm["turn_id"])  # type: ignore[union-attr]
+    assert (dead.status, dead.error_code) == ("failed", "abandoned")
+    assert checkpoint_rows(database_url, tmp_path) == 0

@@ -438,7 +438,7 @@ async def test_abandoning_running_turns_touches_only_that_workflow(store: Store)
             turn_id, session_id=sess.id, workflow_id=workflow.id, prompt_versions={}
         )
     await store.update_turn_status("waiting", "paused")
-    assert await store.abandon_running_turns(wf.id) == 1
+    assert await store.abandon_running_turns(wf.id) == ["dead"]
     dead = await store.get_turn("dead")
     assert dead is not None and (dead.status, dead.error_code) == ("failed", "abandoned")
     waiting, untouched = await store.get_turn("waiting"), await store.get_turn("other")
