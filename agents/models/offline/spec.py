@@ -34,7 +34,7 @@ from agents.models.offline import spec_patterns as P
 from agents.models.offline.grammar import imperative, norm, oxford
 from agents.models.offline.schedule import describe_cron, find_schedule
 from agents.models.offline.sop_patterns import WEBHOOK as SOP_WEBHOOK
-from agents.models.offline.spec_layout import Problems, Section, blocks, split
+from agents.models.offline.spec_layout import Problems, Section, blocks, lookup_all, split
 from tools.document.names import sanitise_name
 from tools.plan import (
     PlannedTrigger,
@@ -275,22 +275,8 @@ def _step(section: Section, unit: str, sections: list[Section]) -> None:
 
 def _refs(text: str, sections: list[Section]) -> list[str] | None:
     """The keys a reference names ('Intake and Coverage check'), or None if any is unknown."""
-    whole = _ref(text, sections)
-    if whole is not None:
-        return [whole]
-    parts = [p for p in P.LIST_SPLIT.split(text) if p.strip()]
-    keys = [_ref(p, sections) for p in parts]
-    if len(parts) < 2 or any(k is None for k in keys):
-        return None
-    return list(dict.fromkeys(k for k in keys if k is not None))
-
-
-def _ref(text: str, sections: list[Section]) -> str | None:
-    wanted = norm(P.REFERENCE_NOISE.sub("", text.strip()))
-    for section in sections:
-        if wanted in (norm(section.name), norm(section.key)):
-            return section.key
-    return None
+    found, unknown = lookup_all(sections, text)
+    return None if unknown else [s.key for s in found]
 
 
 def _unknown(section: Section, ref: str, sections: list[Section]) -> str:

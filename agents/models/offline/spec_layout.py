@@ -10,10 +10,12 @@ list whose every line is numbered is a list of steps, not of processes.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from agents.models.offline import spec_patterns as P
-from agents.models.offline.grammar import norm
+from agents.models.offline.grammar import norm, unquote
 from agents.models.offline.schedule import find_schedule
 from tools.document.names import sanitise_name
 from tools.plan import PlannedTrigger
@@ -39,6 +41,52 @@ class Section:
     inputs: list[str] | None = None
     outputs: list[str] | None = None
     steps: list[str] = field(default_factory=list)
+
+
+class Named(Protocol):
+    """What a reference can name: a section of a spec, or a workflow of a plan."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def key(self) -> str: ...
+
+
+N = TypeVar("N", bound=Named)
+
+
+def lookup(items: Sequence[N], ref: str, *, feedback: bool = False) -> N | None:
+    """The item ``ref`` names by its name or key ('the "Intake" workflow', 'intake'), or
+    None. ``feedback``: the ref comes from a user's message, which may also quote the name
+    or end it with punctuation ('"Intake".'); a spec's references are taken as written."""
+    text = unquote(ref) if feedback else ref.strip()
+    wanted = norm(P.REFERENCE_NOISE.sub("", text))
+    return next((i for i in items if wanted in (norm(i.name), norm(i.key))), None)
+
+
+def lookup_all(
+    items: Sequence[N], ref: str, *, feedback: bool = False
+) -> tuple[list[N], list[str]]:
+    """What ``ref`` names, as (found, unknown parts): one item ('Review and approve' is
+    one name when an item is called that), else a list ('Intake and Coverage check',
+    'A, B and C') looked up part by part. A ref that names nothing and is not a list is
+    unknown as a whole."""
+    whole = lookup(items, ref, feedback=feedback)
+    if whole is not None:
+        return [whole], []
+    parts = [p for p in P.LIST_SPLIT.split(ref) if p.strip()]
+    if len(parts) < 2:
+        return [], [ref.strip()]
+    found: dict[str, N] = {}
+    unknown: list[str] = []
+    for part in parts:
+        item = lookup(items, part, feedback=feedback)
+        if item is None:
+            unknown.append(part.strip())
+        else:
+            found.setdefault(item.key, item)
+    return list(found.values()), unknown
 
 
 class Problems(list[str]):

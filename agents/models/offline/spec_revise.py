@@ -24,6 +24,7 @@ from agents.models.offline import spec_patterns as SP
 from agents.models.offline.grammar import norm, oxford, strip_polite, unquote
 from agents.models.offline.schedule import find_schedule
 from agents.models.offline.spec import Refusal, read_spec
+from agents.models.offline.spec_layout import lookup, lookup_all
 from tools.document.names import sanitise_name
 from tools.plan import PlannedTrigger, PlannedWorkflow, ProjectPlan, check_plan, leaf_first_order
 
@@ -129,7 +130,7 @@ def _rename(
     workflows: list[PlannedWorkflow], rest: str, part: str
 ) -> list[PlannedWorkflow] | Refusal:
     for match in re.finditer(r"\s+to\s+", rest, re.I):
-        target = _lookup(workflows, rest[: match.start()])
+        target = lookup(workflows, rest[: match.start()], feedback=True)
         name = unquote(rest[match.end() :].strip())
         if target is not None and name:
             if len(name) > 100:
@@ -143,7 +144,7 @@ def _rename(
             target.name = sanitise_name(name) or name
             return workflows
     named = rest.split(" to ")[0]
-    if _lookup(workflows, named) is None and " to " in rest:
+    if lookup(workflows, named, feedback=True) is None and " to " in rest:
         return _missing(workflows, named)
     return _not_understood(part)
 
@@ -209,28 +210,14 @@ def _drop_dependency(
     b.inputs = [i for i in b.inputs if i not in a.outputs or i in still]
 
 
-def _lookup(workflows: list[PlannedWorkflow], ref: str) -> PlannedWorkflow | None:
-    wanted = norm(SP.REFERENCE_NOISE.sub("", unquote(ref.strip())))
-    for workflow in workflows:
-        if wanted in (norm(workflow.name), norm(workflow.key)):
-            return workflow
-    return None
-
-
 def _several(workflows: list[PlannedWorkflow], ref: str) -> list[PlannedWorkflow] | Refusal:
     """'Status report', or 'Status report and Document verification' (each must exist)."""
-    whole = _lookup(workflows, ref)
-    if whole is not None:
-        return [whole]
-    parts = [p for p in SP.LIST_SPLIT.split(ref) if p.strip()]
-    found = [_lookup(workflows, p) for p in parts]
-    if len(parts) > 1 and all(f is not None for f in found):
-        return [f for f in found if f is not None]
-    return _missing(workflows, ref)
+    found, unknown = lookup_all(workflows, ref, feedback=True)
+    return _missing(workflows, ref) if unknown else found
 
 
 def _find(workflows: list[PlannedWorkflow], ref: str) -> PlannedWorkflow | Refusal:
-    found = _lookup(workflows, ref)
+    found = lookup(workflows, ref, feedback=True)
     return found if found is not None else _missing(workflows, ref)
 
 
