@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from agents.models.offline import spec_layout
 from agents.models.offline.spec import Refusal, read_spec
 from agents.models.offline.spec_revise import revise_plan
+from tools.document.names import derive_key
 from tools.plan import ProjectPlan, check_plan, contracts, plan_delta
+from tools.plan.model import KEY_PATTERN
 
 SPECS = Path(__file__).parent / "specs"
 
@@ -204,6 +208,39 @@ def test_keys_are_slugs_of_the_heading(heading: str, key: str) -> None:
     plan = planned(f"## {heading}\n- Fetch it over http\n\n## Other\n- Save it\n")
     assert plan.workflows[0].key == key
     assert len(key) <= 40
+
+
+@pytest.mark.parametrize(
+    ("heading", "workflow_key", "job_key", "job_key_fits"),
+    [
+        # Where a plain name gives the same key as a job's...
+        ("Coverage check", "coverage-check", "coverage-check", True),
+        ("Intake (v2)", "intake-v2", "intake-v2", True),
+        ("Überprüfung der Daten", "uberprufung-der-daten", "uberprufung-der-daten", True),
+        # ...and where a workflow key has rules of its own: a possessive loses its "s" (as
+        # a reference to the heading is read); a letter first, at most 40 characters cut at
+        # a word, never empty.
+        ("Provider's check", "provider-check", "provider-s-check", True),
+        ("2024 Reports", "reports", "2024-reports", False),
+        (
+            "Status transitions of the referrals that come in from clinics",
+            "status-transitions-of-the-referrals-that",
+            "status-transitions-of-the-referrals-that-come-in-from-clinics",
+            False,
+        ),
+        ("🙂", "workflow", "", False),
+    ],
+)
+def test_workflow_keys_differ_from_job_keys(
+    heading: str, workflow_key: str, job_key: str, job_key_fits: bool
+) -> None:
+    assert spec_layout.slug(heading) == workflow_key
+    assert derive_key(heading) == job_key
+    assert re.fullmatch(KEY_PATTERN, workflow_key)
+    # Why derive_key alone would not do: a plan could not hold some of its answers.
+    assert bool(re.fullmatch(KEY_PATTERN, job_key)) is job_key_fits
+    plan = planned(f"## {heading}\n- Fetch it over http\n\n## Other\n- Save it\n")
+    assert plan.workflows[0].key == workflow_key
 
 
 def test_same_heading_keeps_its_key_so_the_delta_is_precise() -> None:
