@@ -213,7 +213,13 @@ def _drop_dependency(
 def _several(workflows: list[PlannedWorkflow], ref: str) -> list[PlannedWorkflow] | Refusal:
     """'Status report', or 'Status report and Document verification' (each must exist)."""
     found, unknown = lookup_all(workflows, ref, feedback=True)
-    return _missing(workflows, ref) if unknown else found
+    if not unknown:
+        return found
+    if not found:
+        # Nothing in it is a workflow: it may be one name, so it is named as said.
+        return _missing(workflows, ref)
+    # "Status report and Triage": a list, so name the part that is not in the plan.
+    return _missing(workflows, *unknown, understood=found)
 
 
 def _find(workflows: list[PlannedWorkflow], ref: str) -> PlannedWorkflow | Refusal:
@@ -221,12 +227,16 @@ def _find(workflows: list[PlannedWorkflow], ref: str) -> PlannedWorkflow | Refus
     return found if found is not None else _missing(workflows, ref)
 
 
-def _missing(workflows: list[PlannedWorkflow], ref: str) -> Refusal:
+def _missing(
+    workflows: list[PlannedWorkflow], *refs: str, understood: list[PlannedWorkflow] | None = None
+) -> Refusal:
     names = oxford([f'"{w.name}"' for w in workflows])
-    return Refusal(
-        f'There is no workflow called "{ref.strip()}" in the plan (it has {names}), so the '
-        "plan is unchanged."
-    )
+    called = oxford([f'"{unquote(r)}"' for r in refs], "or")
+    said = f"There is no workflow called {called} in the plan (it has {names})"
+    if understood:
+        found = oxford([f'"{w.name}"' for w in understood])
+        return Refusal(f"{said}. I found {found} but removed nothing, so the plan is unchanged.")
+    return Refusal(f"{said}, so the plan is unchanged.")
 
 
 def _name(workflows: list[PlannedWorkflow], key: str) -> str:

@@ -49,7 +49,17 @@ def test_remove_a_workflow(plan: ProjectPlan) -> None:
 def test_remove_several_workflows(plan: ProjectPlan) -> None:
     new = revised(plan, "remove Status report and Document verification")
     assert [w.key for w in new.workflows] == ["intake", "coverage-check"]
-    assert "Triage" in refused(plan, "remove Status report and Triage")
+    # Two names, one of them not in the plan: the refusal names that one (not the whole
+    # phrase as one name), says the other was understood, and nothing is removed.
+    text = refused(plan, "remove Status report and Triage")
+    assert text.startswith('There is no workflow called "Triage" in the plan (it has ')
+    assert 'I found "Status report" but removed nothing' in text
+    assert "Status report and Triage" not in text
+    # All or nothing also over several lines: the first removal is not kept either.
+    text = refused(plan, "remove Document verification\nremove Status report, Triage and Audit")
+    assert text.startswith('There is no workflow called "Triage" or "Audit" in the plan')
+    text = refused(plan, 'remove "Status report" and "Triage".')
+    assert text.startswith('There is no workflow called "Triage" in the plan')
 
 
 def test_removing_a_workflow_others_use_drops_those_hand_offs(plan: ProjectPlan) -> None:
