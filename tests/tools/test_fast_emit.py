@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-from hypothesis import given, settings
+from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import (
@@ -22,8 +23,12 @@ TRICKY = "aZ09 _-:#,[]{}&*!|>'\"%@`?./\\\n\t\u00e9\u2028\x07~=+;()"
 # Mostly names and code that need no quoting, so the direct path is taken often.
 MILD = "abcXYZ019 _->.()';{}/@$\u00e9"
 mild = st.text(alphabet=MILD, min_size=1, max_size=14)
+# Built, not filtered: a filter on ``mild`` gave up on a tenth of the examples.
+mild_name = st.tuples(st.sampled_from("abcXYZ019\u00e9"), mild).map(
+    lambda p: (p[0] + p[1][:-1]).rstrip(" ")
+)
 texts = (
-    mild.filter(lambda s: s[0].isalnum() and not s.endswith(" "))
+    mild_name
     | mild
     | mild.map(lambda s: s + "\n" + s)
     | st.text(alphabet=TRICKY, max_size=12)
@@ -31,7 +36,8 @@ texts = (
         ["yes", "true", "null", "~", "12", "1e3", "0o7", "2024-01-01", "---", "...", "a: b", "x #y"]
     )
 )
-keys = st.from_regex(r"[a-z][a-z0-9_>-]{0,10}", fullmatch=True) | texts
+names = st.from_regex(r"[a-z][a-z0-9_>-]{0,10}", fullmatch=True)
+keys = names | texts
 scalars = st.one_of(
     texts,
     texts.map(SingleQuotedScalarString),
@@ -45,6 +51,29 @@ scalars = st.one_of(
         st.floats(allow_nan=False, allow_infinity=False),
     ),
 )
+# An entry is written directly only if every field is: with arbitrary keys an entry
+# of two or more fields seldom was (4% of examples), so some have plain names.
+fields = st.dictionaries(keys, scalars, min_size=1, max_size=3) | st.dictionaries(
+    names, scalars, min_size=2, max_size=4
+)
+
+T = TypeVar("T")
+
+
+def sample(check: Callable[..., T], n: int, **strategies: st.SearchStrategy[Any]) -> list[T]:
+    """``check``'s answers for ``n`` examples of ``strategies``, the same examples on
+    every run (derandomized, no database): a share of them asserted on cannot flake."""
+    answers: list[T] = []
+
+    @settings(
+        max_examples=n, deadline=None, database=None, derandomize=True, phases=[Phase.generate]
+    )
+    @given(**strategies)
+    def run(**example: Any) -> None:
+        answers.append(check(**example))
+
+    run()
+    return answers
 
 
 def _ruamel(entries: CommentedMap, key: str, first: bool) -> str:
@@ -66,14 +95,34 @@ def _entries(key: str, fields: dict[str, Any]) -> CommentedMap:
     return entries
 
 
-@settings(max_examples=600, deadline=None)
-@given(key=keys, fields=st.dictionaries(keys, scalars, min_size=1, max_size=3))
-def test_written_text_is_ruamels(key: str, fields: dict[str, Any]) -> None:
+def _check_entry(key: str, fields: dict[str, Any]) -> bool:
+    """Whatever ``entry_text`` writes is ruamel's text; whether it wrote any."""
     entries = _entries(key, fields)
+    written = False
     for first in (True, False):
         text = entry_text(entries, key, first=first)
         if text is not None:
             assert ("jobs:\n" + text if first else text) == _ruamel(entries, key, first)
+            written = True
+    return written
+
+
+@settings(max_examples=600, deadline=None)
+@given(key=keys, fields=fields)
+def test_written_text_is_ruamels(key: str, fields: dict[str, Any]) -> None:
+    written = _check_entry(key, fields)
+    event("written directly" if written else "left to ruamel")
+
+
+def test_the_property_is_mostly_about_written_text() -> None:
+    """The property holds only where the fast path writes: it must, for a good share
+    of the examples, and of those with several fields (one line each)."""
+    # Measured on this sample (hypothesis 6.170.15): 32% written, 6% with several
+    # fields; the bounds leave room for a new Hypothesis version's other sample.
+    answers = sample(lambda key, fields: (_check_entry(key, fields), len(fields)), 300,
+                     key=keys, fields=fields)  # fmt: skip
+    assert sum(written for written, _ in answers) / len(answers) >= 0.15
+    assert sum(written and n > 1 for written, n in answers) / len(answers) >= 0.03
 
 
 def test_a_plain_entry_is_written_directly() -> None:
