@@ -75,7 +75,7 @@ def _renames() -> list[Any]:
 async def _turn(runner: TurnRunner, turn_id: str, yaml: str, script: list[Any]) -> TurnRuntime:
     runtime = _runtime(script)
     turn = {"turn_id": turn_id, "user_text": "rename", "yaml": yaml, "version": 1}
-    async for _ in runner.start(turn, runtime):  # type: ignore[arg-type]
+    async for _ in runner.start(turn, runtime):
         pass
     return runtime
 

@@ -112,15 +112,19 @@ async def _overhead(
             model = TimedModel(ScriptedModel(_rename_rounds(ROUNDS), latency=LATENCY_S))
             committer = TimedCommitter(publisher, record.id)
             runtime = TurnRuntime(
-                models={"router": model, "planner": model, "job_code": model},  # type: ignore[dict-item]
+                models={"router": model, "planner": model, "job_code": model},
                 config=AgentConfig(max_tool_calls=50),
                 committer=committer,
             )
             runtime.adopt(doc.copy(), record.version)  # the service keeps it parsed
-            turn = {"turn_id": f"overhead-{run}", "user_text": "rename", "yaml": yaml}
+            turn: dict[str, Any] = {
+                "turn_id": f"overhead-{run}",
+                "user_text": "rename",
+                "yaml": yaml,
+            }
             turn["version"] = record.version
             start = time.perf_counter()
-            async for _ in TurnRunner(graph).start(turn, runtime):  # type: ignore[arg-type]
+            async for _ in TurnRunner(graph).start(turn, runtime):
                 pass
             wall = time.perf_counter() - start
             watcher.cancel()
@@ -157,7 +161,7 @@ async def _fanout(saver: AsyncSqliteSaver) -> float:
     turn = {"turn_id": "fanout", "user_text": "write code", "yaml": yaml, "version": 1}
     runner = TurnRunner(build_graph(saver))
     start = time.perf_counter()
-    async for _ in runner.start(turn, runtime):  # type: ignore[arg-type]
+    async for _ in runner.start(turn, runtime):
         pass
     wall = time.perf_counter() - start
     state = await runner.state("fanout")

@@ -111,7 +111,7 @@ async def _turn(server: FakeAnthropicServer, jobs: int) -> dict[str, float]:
         "version": 1,
     }
     try:
-        async for _ in TurnRunner(build_graph(InMemorySaver())).start(turn, runtime):  # type: ignore[arg-type]
+        async for _ in TurnRunner(build_graph(InMemorySaver())).start(turn, runtime):
             pass
     finally:
         await claude.aclose()
@@ -150,7 +150,7 @@ async def _prompts(server: FakeAnthropicServer) -> dict[str, Any]:
     try:
         for i, extra in enumerate(turns):
             turn = {"turn_id": f"prompts-{i}", "yaml": yaml, "version": 1, **extra}
-            async for _ in TurnRunner(graph).start(turn, runtime):  # type: ignore[arg-type]
+            async for _ in TurnRunner(graph).start(turn, runtime):
                 pass
     finally:
         await claude.aclose()

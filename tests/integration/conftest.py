@@ -75,7 +75,7 @@ class ServiceUnavailable(RuntimeError):
     """Redis or Postgres cannot be reached."""
 
 
-def _admin(*statements: sql.Composable) -> None:
+def _admin(*statements: sql.Composed) -> None:
     with psycopg.connect(ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
         for statement in statements:
             conn.execute(statement)
