@@ -77,6 +77,9 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[Any]:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
+            # Its tables are otherwise made by the first read or write; deleting a
+            # turn's checkpoints (an abandoned turn's, say) may come first.
+            await saver.setup()
             yield saver
 
 
