@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from fastapi import Path
 from pydantic import AfterValidator
 
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
 
 def _no_nul(value: str) -> str:
-    # Postgres text cannot hold NUL, and no workflow needs one: refuse it at the edge.
-    if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
+    # Postgres text cannot hold NUL, and an unpaired surrogate (JSON can spell one:
+    # "\ud800") cannot be encoded for any database: refuse both at the edge.
+    if _UNSTORABLE.search(value):
+        raise ValueError("must not contain NUL characters or unpaired surrogates")
     return value
 
 

@@ -31,6 +31,7 @@ from tools.document.openfn import (
     import_workflows,
 )
 from tools.document.structure import Change
+from tools.edits.primitives import clean_name
 from tools.errors import ToolInputError
 from tools.registry import document_problems, run_tool
 
@@ -98,7 +99,9 @@ def _import(
             max_bytes=services.settings.max_yaml_bytes,
             allow_empty=False,
         )
-        name, docs = project.name, project.workflows
+        # The file's project name follows the same rules as POST /v1/projects's.
+        name = None if project.name is None else clean_name(project.name, what="Project")
+        docs = project.workflows
     else:
         name = None
         docs = import_workflows(

@@ -18,6 +18,7 @@ from tests.tools.helpers import (
 )
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
+from tools.jobcode.stitch import stitch_job_code
 from tools.registry import MUTATING_TOOLS, TOOLS, tool_definitions
 
 READ_TOOLS = {"inspect_job_code", "search_documentation"}
@@ -250,3 +251,23 @@ def test_definition_shape(definition: dict[str, Any]) -> None:
         if isinstance(properties, dict):
             assert "id" not in properties
             assert "body" not in properties
+
+
+# =========================================================================== unstorable text
+
+
+@pytest.mark.parametrize("bad", ["\x00", "\ud800"])
+def test_a_nul_or_an_unpaired_surrogate_in_written_text_changes_nothing(bad: str) -> None:
+    """The document would emit it escaped, commit it, and never load again (a
+    surrogate got that far in job code; other checks happened to catch the rest)."""
+    ctx = make_context()
+    doc = fixture_doc()
+    before = doc.to_yaml()
+    expression = {"source": "fetch-referrals", "target": "notify-team"}
+    expression["condition_expression"] = f"true{bad}"
+    edged = call(doc, "add_edges", {"edges": [expression]}, ctx)
+    stitched = stitch_job_code(doc, "fetch-referrals", f"fn(state => state); // {bad}")
+    assert not edged.ok and not stitched.ok
+    assert bad not in edged.text + stitched.text
+    assert doc.to_yaml() == before
+    assert WorkflowDocument.from_yaml(before).to_yaml() == before

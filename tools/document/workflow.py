@@ -45,7 +45,7 @@ from tools.document.yaml_comments import (
     take_lines,
     write_post,
 )
-from tools.document.yaml_io import DEFAULT_MAX_BYTES, dump_yaml, load_yaml
+from tools.document.yaml_io import DEFAULT_MAX_BYTES, check_storable, dump_yaml, load_yaml
 from tools.errors import DocumentError
 
 _TOP_ORDER = ("name", *SECTIONS)
@@ -115,6 +115,10 @@ class WorkflowDocument:
         ``max_bytes`` and load again. If not, or if writing fails part-way (a bug), the
         tree is restored from the last emitted text (never emitted: the source, so a
         first edit emits once), never left half written, and the error is raised."""
+        for op in ops:  # before anything is written: nothing to restore
+            entry = getattr(op, "key", None) or getattr(op, "old", None)
+            where = "in the name" if entry is None else f"in {entry!r}"
+            check_storable([getattr(op, f, None) for f in ("name", "key", "new", "values")], where)
         before = self._text
         restore_from = before if before is not None else self._source or self.to_yaml()
         try:

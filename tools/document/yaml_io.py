@@ -36,6 +36,9 @@ DEFAULT_MAX_DEPTH = 32
 # Wide enough that no scalar is ever re-folded on dump: documents round-trip.
 EMIT_WIDTH = 4096
 # Only the YAML core schema's own tags: "!!python/..." shares the prefix but not the safety.
+# NUL (which Postgres text cannot hold) and unpaired surrogates (which no encoding can
+# write), raw or spelled as YAML escapes: no workflow needs either.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 _ALLOWED_TAGS = frozenset(
     f"tag:yaml.org,2002:{name}"
     for name in ("str", "int", "float", "bool", "null", "map", "seq", "timestamp", "binary")
@@ -58,8 +61,12 @@ class _GuardedComposer(Composer):
                 f"YAML aliases are not allowed (line {event.start_mark.line + 1}).",
                 code="yaml_alias_not_allowed",
             )
-        if isinstance(event, ScalarEvent) and event.style == "":
-            event.style = None  # libyaml's "plain", as the pure scanner writes it
+        if isinstance(event, ScalarEvent):
+            if event.style == "":
+                event.style = None  # libyaml's "plain", as the pure scanner writes it
+            value = event.value
+            if ("\x00" in value or not value.isascii()) and _UNSTORABLE.search(value):
+                raise _unstorable(f"line {event.start_mark.line + 1}")
         if isinstance(event, (ScalarEvent, CollectionStartEvent)):
             if event.anchor is not None:
                 raise DocumentError(
@@ -93,9 +100,37 @@ def make_yaml() -> YAML:
     return yaml
 
 
+def _unstorable(where: str) -> DocumentError:
+    return DocumentError(
+        f"The document holds a NUL character or an unpaired surrogate ({where}); remove it.",
+        code="invalid_character",
+    )
+
+
+def check_storable(value: Any, where: str) -> None:
+    """Refuse a value to be written into a document that holds a NUL character or an
+    unpaired surrogate anywhere in its text (``invalid_character``): the document
+    would emit it escaped, and then never load again."""
+    if isinstance(value, str):
+        if ("\x00" in value or not value.isascii()) and _UNSTORABLE.search(value):
+            raise _unstorable(where)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_storable(key, where)
+            check_storable(item, where)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            check_storable(item, where)
+
+
 def check_size(text: str, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-    """Refuse a document text over ``max_bytes`` in UTF-8 (``document_too_large``)."""
-    size = len(text.encode("utf-8"))
+    """Refuse a document text over ``max_bytes`` in UTF-8 (``document_too_large``), or
+    one that cannot be written in UTF-8 at all (``invalid_character``)."""
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        line = text.count("\n", 0, exc.start) + 1
+        raise _unstorable(f"line {line}") from None
     if size > max_bytes:
         raise DocumentError(
             f"The document is {size} bytes; the limit is {max_bytes} bytes.",

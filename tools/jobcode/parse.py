@@ -161,6 +161,8 @@ def iter_nodes(root: Node) -> Iterator[Node]:
 
 def brief(text: str, limit: int = 40) -> str:
     first = text.strip().split("\n", 1)[0].rstrip("\r")
+    if not first.isprintable():  # a NUL or a control character, quoted in a message: escaped
+        first = "".join(c if c.isprintable() else repr(c)[1:-1] for c in first)
     if len(first) > limit:
         return first[: limit - 1] + "…"
     if "\n" in text.strip():

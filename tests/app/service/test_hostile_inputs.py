@@ -20,6 +20,7 @@ from tests.app.service.conftest import (
     create_session,
     create_workflow,
 )
+from tests.documents import REFERRAL_PROJECT
 
 NUL = quote("\x00")
 
@@ -48,11 +49,11 @@ def test_nul_in_a_path_id_is_422_not_500(client: TestClient) -> None:
     assert client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).status_code == 200
 
 
-def test_nul_in_a_name_is_422_or_cleaned_like_the_tools_do(client: TestClient) -> None:
+def test_nul_in_a_name_is_422(client: TestClient) -> None:
     for body in ({"name": "a\x00b"}, {"name": "a\x00b", "yaml": DOC}):
         response = client.post("/v1/workflows", json=body, headers=auth(EDITOR))
         assert response.status_code == 422, response.text
-    # A NUL spelled as a YAML escape is only text once parsed: the name rules clean it.
+    # A NUL spelled as a YAML escape: the document could never be stored and loaded again.
     with_nul = DOC.replace("name: Referral intake", 'name: "Referral\\0intake"')
     assert with_nul != DOC
     for response in (
@@ -63,9 +64,66 @@ def test_nul_in_a_name_is_422_or_cleaned_like_the_tools_do(client: TestClient) -
             headers=auth(EDITOR),
         ),
     ):
-        assert response.status_code in (200, 201), response.text
-        assert response.json()["name"] == "Referral intake"
-        assert "\\0" not in response.json()["yaml"]
+        assert response.status_code == 422, response.text
+        assert response.json()["error"]["code"] == "invalid_character"
+
+
+# JSON can spell an unpaired surrogate ("\ud800"); no database can store one.
+SURROGATE = '"x\\ud800"'
+
+
+def _raw(client: TestClient, method: str, path: str, body: str) -> int:
+    headers = {**auth(EDITOR), "content-type": "application/json"}
+    return client.request(method, path, content=body.encode(), headers=headers).status_code
+
+
+def test_an_unpaired_surrogate_anywhere_in_a_body_is_422_not_500(client: TestClient) -> None:
+    workflow_id = create_workflow(client)["id"]
+    bodies = {
+        ("POST", "/v1/workflows", "yaml"): '{"yaml": %s}',
+        ("POST", "/v1/workflows", "name"): '{"name": %s}',
+        ("POST", "/v1/workflows", "project_id"): '{"project_id": %s}',
+        ("POST", "/v1/sessions", "workflow_id"): '{"workflow_id": %s}',
+        ("POST", "/v1/sessions", "project_id"): '{"project_id": %s}',
+        ("PUT", f"/v1/workflows/{workflow_id}", "yaml"): '{"yaml": %s, "expected_version": 1}',
+        ("POST", "/v1/workflows/import", "content"): '{"format": "yaml", "content": %s}',
+    }
+    statuses = {
+        where: _raw(client, where[0], where[1], body % SURROGATE) for where, body in bodies.items()
+    }
+    assert statuses == dict.fromkeys(bodies, 422)
+
+
+def test_nul_or_a_surrogate_spelled_in_yaml_is_refused_wherever_it_is(client: TestClient) -> None:
+    """A step key, a value or a name: a document holding one could be accepted, but
+    every later commit of it (its summary names the key) would fail on Postgres."""
+    for spelled in ("\\0", "\\ud800"):
+        for yaml in (
+            DOC.replace("  fetch:", f'  "fe{spelled}tch":', 1),
+            DOC.replace("name: Referral intake", f'name: "Referral{spelled}"', 1),
+        ):
+            assert yaml != DOC
+            for path, body in (
+                ("/v1/workflows", {"yaml": yaml}),
+                ("/v1/workflows/import", {"format": "yaml", "content": yaml}),
+            ):
+                response = client.post(path, json=body, headers=auth(EDITOR))
+                assert response.status_code == 422, (path, yaml, response.text)
+                assert response.json()["error"]["code"] == "invalid_character"
+
+
+def test_a_lightning_projects_name_follows_the_name_rules_on_import(client: TestClient) -> None:
+    hostile = REFERRAL_PROJECT.replace("name: Referral programme", 'name: "Ref\\u202eerral"', 1)
+    assert hostile != REFERRAL_PROJECT
+    response = client.post(
+        "/v1/workflows/import",
+        json={"format": "lightning", "content": hostile},
+        headers=auth(EDITOR),
+    )
+    assert response.status_code == 201, response.text
+    project_id = response.json()["workflows"][0]["project_id"]
+    project = client.get(f"/v1/projects/{project_id}", headers=auth(EDITOR)).json()
+    assert project["name"] == "Referral"
 
 
 def test_rest_names_follow_the_tools_name_rules(client: TestClient) -> None:
