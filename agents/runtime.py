@@ -7,6 +7,7 @@ committer that persists each mutation before it is published.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -20,6 +21,8 @@ from tools.document import WorkflowDocument
 from tools.document.structure import Change
 from tools.document.yaml_io import DEFAULT_MAX_BYTES
 from tools.errors import PlanwrightError
+
+log = logging.getLogger(__name__)
 
 
 class CommitError(PlanwrightError):
@@ -72,8 +75,13 @@ async def commit_change(
         )
     except CommitError:
         raise
-    except Exception as exc:
-        raise CommitError(f"Could not save the change made by {tool}: {exc}") from exc
+    except PlanwrightError as exc:  # e.g. a version conflict: its message is for people
+        raise CommitError(f"Could not save the change made by {tool}: {exc.message}") from exc
+    except Exception as exc:  # the store's own error names tables and values: logged only
+        log.exception("saving the change made by %s failed", tool)
+        raise CommitError(
+            f"Could not save the change made by {tool}; the workflow is at its last saved version."
+        ) from exc
 
 
 @dataclass

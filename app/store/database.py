@@ -85,6 +85,9 @@ def is_sqlite(engine: AsyncEngine | AsyncConnection | Connection) -> bool:
 def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
     """An :class:`AsyncEngine` for ``url`` (normalised first); ``kwargs`` go to SQLAlchemy."""
     sa_url = make_url(normalise_url(url))
+    # A failed statement's error would otherwise carry its parameters (whole documents,
+    # job code, names) into logs and error messages.
+    kwargs.setdefault("hide_parameters", True)
     if sa_url.get_backend_name() != "sqlite":
         kwargs.setdefault("pool_pre_ping", True)
         return create_async_engine(sa_url, **kwargs)

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
+from app.store.database import create_engine
 from tests.app.service.conftest import DOC, EDITOR, auth, create_session, create_workflow
 from tests.app.service.test_ws_chat import connect, setup, turn, until
 from tests.app.service.test_ws_watch import watch
@@ -121,3 +126,40 @@ def test_a_change_saved_elsewhere_mid_turn_fails_the_turn_cleanly(
     assert "last saved version" in frames[-1]["message"]
     stored = client.get(f"/v1/workflows/{workflow['id']}", headers=auth(EDITOR)).json()
     assert stored["version"] == 2 and stored["name"] == "From REST"
+
+
+def test_a_store_failure_mid_turn_tells_the_client_nothing_of_the_database(
+    client: TestClient, model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's error names tables and carries the statement's values (the whole
+    document, the session and turn ids): it is logged, never sent."""
+    services = client.app.state.services  # type: ignore[attr-defined]
+
+    async def failing_commit(*args: object, **kwargs: object) -> int:
+        raise DBAPIError(
+            "INSERT INTO workflow_versions (yaml) VALUES (?)", ("name: secret-yaml",), None
+        )
+
+    monkeypatch.setattr(services.store, "commit_version", failing_commit)
+    model.push(S.tool_calls(("update_workflow", {"name": "Renamed"})))
+    workflow = create_workflow(client)
+    session = create_session(client, workflow["id"])
+    with connect(client, session["id"]) as ws:
+        ws.send_json(turn("rename the workflow"))
+        frames = until(ws, "error")
+    error = frames[-1]
+    assert error["code"] == "commit_failed"
+    assert "update_workflow" in error["message"] and "last saved version" in error["message"]
+    for leak in ("INSERT", "workflow_versions", "secret-yaml", session["id"]):
+        assert leak not in error["message"], leak
+
+
+async def test_statement_values_are_kept_out_of_database_errors(tmp_path: Path) -> None:
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'x.db'}")
+    try:
+        async with engine.begin() as conn:
+            with pytest.raises(DBAPIError) as failed:
+                await conn.execute(text("SELECT * FROM nowhere WHERE a = :a"), {"a": "secret"})
+        assert "secret" not in str(failed.value)
+    finally:
+        await engine.dispose()
