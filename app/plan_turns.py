@@ -26,6 +26,7 @@ from agents.runner import TurnRunner
 from agents.usage import UsageLedger
 from app.auth import Principal
 from app.bus.base import TurnLock
+from app.bus.memory import BusUnavailableError
 from app.errors import ConflictError, NotFoundError
 from app.publishing import Publisher, StoreCommitter
 from app.store import SessionRecord, Store
@@ -84,7 +85,14 @@ class StoreWorkspace:
 
     @contextlib.asynccontextmanager
     async def hold(self, workflow_id: str) -> AsyncIterator[None]:
-        handle = await self.lock.acquire(workflow_id, ttl_s=self.lock_ttl_s)
+        try:
+            handle = await self.lock.acquire(workflow_id, ttl_s=self.lock_ttl_s)
+        except Exception as exc:  # Redis unreachable: this build fails, not the plan turn
+            log.warning("could not take the turn lock of %s: %r", workflow_id, exc)
+            raise BusUnavailableError(
+                "The workflow could not be locked for building (the event bus is "
+                "unavailable); try the plan again shortly."
+            ) from exc
         if handle is None:
             raise ConflictError(
                 "Another turn is running on this workflow, so the plan could not build it.",
@@ -93,7 +101,10 @@ class StoreWorkspace:
         try:
             yield
         finally:
-            await handle.release()
+            try:
+                await handle.release()
+            except Exception as exc:  # it expires with its TTL
+                log.warning("could not release the turn lock of %s: %r", workflow_id, exc)
 
 
 class PlanTurnService:

@@ -14,6 +14,7 @@ version too). Progress is stored before each ``plan.progress`` event.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -76,13 +77,16 @@ async def build_node(state: PlanState, runtime: Runtime[PlanRuntime]) -> dict[st
                 await _build_one(rt, state, record, by_key[key], plan, found, emit, key in changed)
         unlinked = await unlink(rt, state, record, by_key, found, emit)
         linked = await link(rt, state, record, by_key, found, emit)
-    except asyncio.CancelledError:
-        # The record must not say "building" for ever: what was built stays built.
+    except BaseException as exc:
+        # The record must not say "building" for ever, whatever ended the turn (a
+        # cancel, the store or the bus going away): what was built stays built.
+        why = "cancelled" if isinstance(exc, asyncio.CancelledError) else "stopped by an error"
         for outcome in record.workflows.values():
             if outcome.status in ("pending", "building"):
-                outcome.status, outcome.message = "failed", "The plan turn was cancelled."
+                outcome.status, outcome.message = "failed", f"The plan turn was {why}."
         record.status = "partial"
-        await asyncio.shield(rt.workspace.save_plan(record))
+        with contextlib.suppress(Exception):  # the store may be what failed
+            await asyncio.shield(rt.workspace.save_plan(record))
         raise
     failed = [k for k, o in record.workflows.items() if o.status == "failed"]
     record.status = "partial" if failed else "built"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -265,3 +267,30 @@ async def test_a_delta_that_drops_a_workflow_removes_the_hand_off_to_it() -> Non
     assert find_handoff(after, "referrals-coverage") is None
     assert set(after.jobs) == set(before.jobs) - {find_handoff(before, "referrals-coverage")}
     assert "Removed the hand-offs the plan no longer has from Referral intake" in _text(events)
+
+
+async def test_a_build_stopped_by_an_error_leaves_a_partial_record_not_building() -> None:
+    """The store or the bus going away mid-build (not a PlanwrightError, so not that
+    one workflow's failure) fails the turn; the record still says what was built."""
+    harness = PlanHarness(ProposingModel(plan_of(INTAKE, COVERAGE)))
+    turn_id, _ = await harness.start("the spec")
+    real_hold = harness.workspace.hold
+    holds = 0
+
+    @contextlib.asynccontextmanager
+    async def failing_second(workflow_id: str) -> AsyncIterator[None]:
+        nonlocal holds
+        holds += 1
+        if holds == 2:
+            raise ConnectionError("the store went away")
+        async with real_hold(workflow_id):
+            yield
+
+    harness.workspace.hold = failing_second  # type: ignore[method-assign]
+    with pytest.raises(ConnectionError):
+        await harness.answer(turn_id, True)
+    record = harness.workspace.records[-1]
+    assert record.status == "partial"
+    assert record.workflows["intake"].status == "built"
+    assert record.workflows["coverage"].status == "failed"
+    assert record.workflows["coverage"].message == "The plan turn was stopped by an error."
