@@ -45,11 +45,11 @@ class ImportWorkflows(_Body):
 class PutWorkflow(_Body):
     yaml: ClientText
     # The next version must still fit the int32 column, so the maximum has no successor.
-    expected_version: int = Field(ge=1, le=MAX_VERSION - 1)
+    expected_version: int = Field(ge=1, le=MAX_VERSION - 1, strict=True)
 
 
 class Revert(_Body):
-    version: int = Field(ge=1, le=MAX_VERSION)
+    version: int = Field(ge=1, le=MAX_VERSION, strict=True)
 
 
 class Workflow(BaseModel):

@@ -208,3 +208,19 @@ def test_an_unnamed_tokens_author_label_reveals_nothing_about_the_token(
     relabelled = keyed.get(f"/v1/workflows/{third}/versions", headers=auth(EDITOR)).json()
     assert relabelled[0]["author"].startswith("editor-")
     assert relabelled[0]["author"] != author
+
+
+def test_a_version_must_be_a_number_not_true_or_text(client: TestClient) -> None:
+    workflow_id = create_workflow(client)["id"]
+    for version in (True, "1", 1.0):
+        put = client.put(
+            f"/v1/workflows/{workflow_id}",
+            json={"yaml": DOC, "expected_version": version},
+            headers=auth(EDITOR),
+        )
+        assert put.status_code == 422, (version, put.text)
+        reverted = client.post(
+            f"/v1/workflows/{workflow_id}/revert", json={"version": version}, headers=auth(EDITOR)
+        )
+        assert reverted.status_code == 422, (version, reverted.text)
+    assert client.get(f"/v1/workflows/{workflow_id}", headers=auth(EDITOR)).json()["version"] == 1
