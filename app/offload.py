@@ -54,8 +54,10 @@ def _paused(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         with _lock:
             _running -= 1
             if _running == 0 and _resume:
-                _settle()
-                gc.enable()
+                try:
+                    _settle()
+                finally:  # the collector must come back even if settling fails
+                    gc.enable()
 
 
 def _settle() -> None:
@@ -97,7 +99,11 @@ async def tidy_periodically(interval_s: float) -> None:
     while True:
         await asyncio.sleep(interval_s)
         started = time.perf_counter()
-        found = await run_in_threadpool(tidy)
+        try:
+            found = await run_in_threadpool(tidy)
+        except Exception:  # e.g. a finaliser raised: the next interval tries again
+            log.exception("heap tidy failed")
+            continue
         if found is not None:
             log.info(
                 "heap tidy: %d unreachable objects freed in %.0f ms",

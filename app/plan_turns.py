@@ -30,7 +30,7 @@ from app.bus.memory import BusUnavailableError
 from app.errors import ConflictError, NotFoundError
 from app.publishing import Publisher, StoreCommitter
 from app.store import SessionRecord, Store
-from app.turn_records import record_start
+from app.turn_records import finished_if_setup_fails, record_start
 from app.turns import Send, TurnRequest, TurnService
 from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame
 from tools.document import WorkflowDocument
@@ -161,11 +161,12 @@ class PlanTurnService:
 
         async def work() -> ServerFrame | None:
             turn = await self._begin(request, project_id, mode)
-            await send(TurnStartedFrame(turn_id=turn["turn_id"]))
-            trace = self.turns.tracer.turn(
-                turn, session_id=session.id, user_id=request.principal.subject, tags=["plan"]
-            )
-            runtime = trace.runtime(self._runtime(session, request.principal, project_id))
+            async with finished_if_setup_fails(self.turns.store, turn["turn_id"]):
+                await send(TurnStartedFrame(turn_id=turn["turn_id"]))
+                trace = self.turns.tracer.turn(
+                    turn, session_id=session.id, user_id=request.principal.subject, tags=["plan"]
+                )
+                runtime = trace.runtime(self._runtime(session, request.principal, project_id))
             events = trace.wrap(self.runner.start(turn, runtime))
             return await self.turns.relay(events, turn["turn_id"], session, send, runtime.usage)
 
@@ -190,12 +191,14 @@ class PlanTurnService:
             request.content,
             turn_id=turn_id,
             workflow_id=None,
+            project_id=project_id,
             prompt_versions=dict(self.turns.config.prompt_versions),
             # We hold the project's plan lock: a plan turn still marked running died
             # with its worker.
             abandoned=await store.abandon_running_plan_turns(project_id),
         )
-        record = await store.get_plan(project_id)
+        async with finished_if_setup_fails(store, turn_id):
+            record = await store.get_plan(project_id)
         return {
             "turn_id": turn_id,
             "project_id": project_id,
@@ -265,6 +268,13 @@ class PlanTurnService:
         store = self.turns.store
 
         async def work() -> ServerFrame | None:
+            # Checked again under the plan lock: a new message may have superseded the
+            # turn since ``answer`` looked, or another session's review built the project.
+            paused = await store.paused_turn(session.id)
+            if paused is None or paused.id != turn_id:
+                return error_frame(
+                    "no_pending_confirmation", f"Nothing is waiting for {request_id!r}."
+                )
             await store.answer_confirmation(
                 turn_id,
                 request_id,
@@ -272,14 +282,28 @@ class PlanTurnService:
                 answered_by=principal.author,
                 feedback=feedback,
             )
+            current = await store.get_plan(project_id)
+            if current is None or current.request_id != request_id:
+                await store.finish_turn(turn_id, status="failed", error_code="stale")
+                await self.runner.forget(turn_id)
+                return error_frame(
+                    "stale_confirmation",
+                    "The project's plan changed while this was waiting (another review was "
+                    "answered or a newer plan proposed); nothing was built. Ask again.",
+                    turn_id,
+                )
             await store.update_turn_status(turn_id, "running")
-            state = await self.runner.state(turn_id)
-            trace = self.turns.tracer.turn(
-                state, session_id=session.id, user_id=principal.subject, tags=["plan", "resumed"]
-            )
-            runtime = trace.runtime(self._runtime(session, principal, project_id))
-            earlier = await store.list_model_calls(turn_id)
-            runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
+            async with finished_if_setup_fails(store, turn_id):
+                state = await self.runner.state(turn_id)
+                trace = self.turns.tracer.turn(
+                    state,
+                    session_id=session.id,
+                    user_id=principal.subject,
+                    tags=["plan", "resumed"],
+                )
+                runtime = trace.runtime(self._runtime(session, principal, project_id))
+                earlier = await store.list_model_calls(turn_id)
+                runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
             events = trace.wrap(self.runner.resume(turn_id, approved, runtime, feedback=feedback))
             return await self.turns.relay(events, turn_id, session, send, runtime.usage)
 

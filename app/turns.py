@@ -40,7 +40,7 @@ from app.offload import off_loop
 from app.publishing import Publisher, StoreCommitter
 from app.store import SessionRecord, Store
 from app.store.models import TurnStatus
-from app.turn_records import record_start
+from app.turn_records import finished_if_setup_fails, record_start
 from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame, event_frame
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
@@ -204,11 +204,14 @@ class TurnService:
 
         async def work() -> ServerFrame | None:
             turn = await self._begin(request)
-            await send(TurnStartedFrame(turn_id=turn["turn_id"]))
-            trace = self.tracer.turn(turn, session_id=session.id, user_id=request.principal.subject)
-            runtime = trace.runtime(
-                await self._runtime(session, request.principal, turn["yaml"], turn["version"])
-            )
+            async with finished_if_setup_fails(self.store, turn["turn_id"]):
+                await send(TurnStartedFrame(turn_id=turn["turn_id"]))
+                trace = self.tracer.turn(
+                    turn, session_id=session.id, user_id=request.principal.subject
+                )
+                runtime = trace.runtime(
+                    await self._runtime(session, request.principal, turn["yaml"], turn["version"])
+                )
             events = trace.wrap(self.runner.start(turn, runtime))
             last = await self.relay(events, turn["turn_id"], session, send, runtime.usage)
             self._keep_warm(workflow_id, runtime)
@@ -231,6 +234,7 @@ class TurnService:
             request.content,
             turn_id=turn_id,
             workflow_id=workflow_id,
+            project_id=workflow.project_id,
             prompt_versions=dict(self.config.prompt_versions),
             # We hold the workflow's lock: a turn still marked running died with its worker.
             abandoned=await self.store.abandon_running_turns(workflow_id),
@@ -288,15 +292,16 @@ class TurnService:
                     paused_id,
                 )
             await self.store.update_turn_status(paused_id, "running")
-            trace = self.tracer.turn(
-                state, session_id=session.id, user_id=principal.subject, tags=["resumed"]
-            )
-            runtime = trace.runtime(
-                await self._runtime(session, principal, workflow.yaml, workflow.version)
-            )
-            # The turn's totals (turn.completed, the row) include the calls before the pause.
-            earlier = await self.store.list_model_calls(paused_id)
-            runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
+            async with finished_if_setup_fails(self.store, paused_id):
+                trace = self.tracer.turn(
+                    state, session_id=session.id, user_id=principal.subject, tags=["resumed"]
+                )
+                runtime = trace.runtime(
+                    await self._runtime(session, principal, workflow.yaml, workflow.version)
+                )
+                # The turn's totals (turn.completed, the row) include the calls before the pause.
+                earlier = await self.store.list_model_calls(paused_id)
+                runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
             events = trace.wrap(self.runner.resume(paused_id, approved, runtime, feedback=feedback))
             last = await self.relay(events, paused_id, session, send, runtime.usage)
             self._keep_warm(workflow_id, runtime)

@@ -105,6 +105,14 @@ class ProjectQueries:
             if done.rowcount != 1:
                 raise NotFoundError(f"no project {project_id!r}", project_id=project_id)
 
+    async def withdraw_proposal(self, project_id: str, turn_id: str) -> None:
+        """Turn ``turn_id``'s review was superseded: if the project's plan is still that
+        turn's proposal, it is marked rejected (no Approve left that nothing answers)."""
+        record = await self.get_plan(project_id)
+        if record is not None and record.status == "proposed" and record.turn_id == turn_id:
+            withdrawn = record.model_copy(update={"status": "rejected", "request_id": None})
+            await self.save_plan(project_id, withdrawn)
+
     async def list_projects(self, *, limit: int | None = None) -> list[ProjectRecord]:
         """Newest first (by creation time), each with its workflow count."""
         query = select(projects, _COUNT).order_by(

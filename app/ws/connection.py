@@ -81,6 +81,12 @@ class Connection:
         if self._writer is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(self._writer, timeout=5)
+        # The socket is gone: a turn that outlives it sends into nothing, rather than
+        # filling the queue with frames nobody reads (and then closing it as too slow).
+        self.closed = True
+        self._room.set()
+        while not self._queue.empty():
+            self._queue.get_nowait()
 
     async def send(self, frame: ServerFrame | dict[str, Any]) -> None:
         """Queue one frame (a model, or a bus event's JSON object) with the next ``seq``."""

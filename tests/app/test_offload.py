@@ -129,3 +129,15 @@ async def test_tidies_run_every_interval(monkeypatch: pytest.MonkeyPatch) -> Non
     with pytest.raises(asyncio.CancelledError):
         await task
     assert threading.get_ident() not in calls, "tidies run in the thread pool, not on the loop"
+
+
+async def test_the_collector_comes_back_even_if_settling_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def failing_settle() -> None:
+        raise MemoryError("no room to collect")
+
+    monkeypatch.setattr(offload, "_settle", failing_settle)
+    with pytest.raises(MemoryError):
+        await off_loop(lambda: None)
+    assert gc.isenabled()

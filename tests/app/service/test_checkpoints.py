@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
+import pytest
 from fastapi.testclient import TestClient
 
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
@@ -125,3 +126,28 @@ def test_a_turn_a_dead_worker_left_running_leaves_no_checkpoint(
     dead = client.portal.call(store.get_turn, confirm["turn_id"])  # type: ignore[union-attr]
     assert (dead.status, dead.error_code) == ("failed", "abandoned")
     assert checkpoint_rows(database_url, tmp_path) == 0
+
+
+def test_a_saver_that_cannot_delete_an_abandoned_turns_checkpoint_does_not_stop_the_next_turn(
+    client: TestClient, model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model.push(S.tool_calls(("remove_jobs", {"keys": ["fetch"]})), S.text("Hello."))
+    services = client.app.state.services  # type: ignore[attr-defined]
+    _, session_id = setup(client)
+    with connect(client, session_id) as ws:
+        ws.send_json(turn("remove the fetch step"))
+        confirm = until(ws, "confirm.required")[-1]
+    client.portal.call(services.store.update_turn_status, confirm["turn_id"], "running")  # type: ignore[union-attr]
+    real_forget = services.runner.forget
+
+    async def flaky_forget(turn_id: str) -> None:
+        if turn_id == confirm["turn_id"]:
+            raise ConnectionError("checkpointer blip")
+        await real_forget(turn_id)
+
+    monkeypatch.setattr(services.runner, "forget", flaky_forget)
+    with connect(client, session_id) as ws:
+        ws.send_json(turn("hello"))
+        assert until(ws, "turn.completed")[-1]["type"] == "turn.completed"
+    dead = client.portal.call(services.store.get_turn, confirm["turn_id"])  # type: ignore[union-attr]
+    assert (dead.status, dead.error_code) == ("failed", "abandoned")

@@ -163,3 +163,45 @@ async def test_statement_values_are_kept_out_of_database_errors(tmp_path: Path) 
         assert "secret" not in str(failed.value)
     finally:
         await engine.dispose()
+
+
+def test_a_turn_cancelled_before_its_graph_starts_is_finished_not_left_running(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between recording the turn and running its graph (a cold parse of a big
+    document can take seconds), a cancel used to leave the turn ``running``."""
+    services = client.app.state.services  # type: ignore[attr-defined]
+
+    async def slow_runtime(*args: object, **kwargs: object) -> object:
+        await asyncio.sleep(30)  # a cold parse, cancelled long before it ends
+        raise AssertionError("not reached")
+
+    monkeypatch.setattr(services.turns, "_runtime", slow_runtime)
+    workflow = create_workflow(client)
+    session = create_session(client, workflow["id"])
+    with connect(client, session["id"]) as ws:
+        ws.send_json(turn("hello"))
+        started = until(ws, "turn.started")[-1]
+        ws.send_json({"type": "cancel"})
+        assert until(ws, "error")[-1]["code"] == "cancelled"
+    record = client.portal.call(services.store.get_turn, started["turn_id"])  # type: ignore[union-attr]
+    assert (record.status, record.error_code) == ("cancelled", "cancelled")
+
+
+def test_a_turn_whose_set_up_fails_is_finished_as_failed(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    services = client.app.state.services  # type: ignore[attr-defined]
+
+    async def broken_runtime(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("could not parse")
+
+    monkeypatch.setattr(services.turns, "_runtime", broken_runtime)
+    workflow = create_workflow(client)
+    session = create_session(client, workflow["id"])
+    with connect(client, session["id"]) as ws:
+        ws.send_json(turn("hello"))
+        started = until(ws, "turn.started")[-1]
+        assert until(ws, "error")[-1]["code"] == "internal_error"
+    record = client.portal.call(services.store.get_turn, started["turn_id"])  # type: ignore[union-attr]
+    assert (record.status, record.error_code) == ("failed", "setup_failed")
