@@ -75,12 +75,21 @@ def is_secret_name(name: str) -> bool:
 _NAME = r"[A-Za-z_$][\w$.-]*"
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`]*`"
 _BARE = r"[^\s,;&}\)\]\"'`<>]+"
-# name (maybe quoted), then ":" or "=" (not "==" or "=>"), then a quoted or bare value.
+_IDENT = r"[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)*"
+# 'Bearer ' + 'X', 'Bearer ' + state.configuration.token: strings and names joined by "+"
+_JOINED = rf"(?:{_QUOTED}|{_IDENT})(?:\s*\+\s*(?:{_QUOTED}|{_IDENT}))+"
+_JOINED_VALUE = re.compile(_JOINED)
+_JOINED_PIECE = re.compile(rf"{_QUOTED}|{_IDENT}")
+# name (maybe quoted), then ":", "=" (not "==") or "=>" (a PHP/Ruby hash; with a
+# quoted value only: ``password => password.trim()`` is an arrow function), then a value.
 _PAIR = re.compile(
-    rf"(?P<name>{_NAME})(?P<close>[\"'`]?)(?P<op>\s*(?::|=(?![=>]))\s*)(?P<value>{_QUOTED}|{_BARE})"
+    rf"(?P<name>{_NAME})(?P<close>[\"'`]?)(?P<op>\s*(?::|=>|=(?![=>]))\s*)"
+    rf"(?P<value>{_JOINED}|{_QUOTED}|{_BARE})"
 )
 # a header name and value as two arguments: setHeader('x-api-key', 'X')
-_ARGS = re.compile(rf"(?P<name>[\"'`]{_NAME}[\"'`])(?P<op>\s*,\s*)(?P<value>{_QUOTED})")
+_ARGS = re.compile(rf"(?P<name>[\"'`]{_NAME}[\"'`])(?P<op>\s*,\s*)(?P<value>{_JOINED}|{_QUOTED})")
+# the scheme alone is no secret: 'Bearer ' + token
+_SCHEME_ONLY = re.compile(r"(?i)^(?:bearer|basic|token|digest)\s*$")
 _MEMBER_PATH = re.compile(r"^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*|\[[^\]]*\])+$")
 _CODE_WORDS = frozenset({"true", "false", "null", "undefined", "none", "yes", "no"})
 
@@ -105,6 +114,15 @@ _TEXT: list[tuple[re.Pattern[str], str]] = [
         r"\1\2:" + MASK + "@",
     ),
     (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/:@'\"`]{6,})@"), r"\1" + MASK + "@"),
+    # user:password@host without a scheme (scp, ssh, connection strings); not
+    # mailto:ana@host, and the host must look like one (dotted or localhost)
+    (
+        re.compile(
+            r"(?<![\w.+\-:/@])(?!(?:mailto|sips?|tel|xmpp|news):)([\w.+\-]+):([^\s/:@'\"`]+)@"
+            r"(?=[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)+|localhost\b)"
+        ),
+        r"\1:" + MASK + "@",
+    ),
     # query parameters that carry keys
     (
         re.compile(
@@ -113,7 +131,10 @@ _TEXT: list[tuple[re.Pattern[str], str]] = [
         ),
         r"\1" + MASK,
     ),
-    (re.compile(r"(?i)\b(bearer|basic|token|digest)(\s+)[A-Za-z0-9._~+/=\-:]{6,}"), r"\1\2" + MASK),
+    (
+        re.compile(r"(?i)\b(bearer|basic|token|digest|api[-_]key)([ \t]+)[A-Za-z0-9._~+/=\-:]{6,}"),
+        r"\1\2" + MASK,
+    ),
 ]
 # prose: "my password is X", "the api key was: X"
 _PROSE = re.compile(
@@ -131,13 +152,35 @@ def _mask_quoted(value: str) -> str:
     return f"{quote}{MASK}{quote}" if quote in "\"'`" and len(value) >= 2 else MASK
 
 
-def _masked_value(match: re.Match[str]) -> str | None:
+def _masked_joined(value: str) -> str | None:
+    """Each string of ``'Bearer ' + 'X'`` masked, but the scheme and the names."""
+    masked = False
+
+    def piece(match: re.Match[str]) -> str:
+        nonlocal masked
+        text = match.group()
+        if text[0] not in "\"'`" or _SCHEME_ONLY.match(text[1:-1]):
+            return text
+        masked = True
+        return _mask_quoted(text)
+
+    out = _JOINED_PIECE.sub(piece, value)
+    return out if masked else None
+
+
+def _masked_value(match: re.Match[str], text: str) -> str | None:
     """The value's replacement, or ``None`` when this is no secret."""
-    name, value = match.group("name"), match.group("value")
+    name, value, op = match.group("name"), match.group("value"), match.group("op").strip()
     if not is_secret_name(name.strip("\"'`")):
         return None
+    if op == ":" and text[: match.start()].rstrip().endswith("?"):
+        return None  # the middle of a conditional: ready ? token : fallback
+    if _JOINED_VALUE.fullmatch(value):
+        return _masked_joined(value)
     if value[0] in "\"'`":
-        return _mask_quoted(value)
+        return None if _SCHEME_ONLY.match(value[1:-1]) else _mask_quoted(value)
+    if op == "=>":
+        return None  # an arrow function of a secret-named parameter
     if _MEMBER_PATH.match(value) or value.lower() in _CODE_WORDS or value.startswith("${"):
         return None  # code that reads a secret, not the secret
     return MASK
@@ -149,7 +192,7 @@ def _sub_pairs(pattern: re.Pattern[str], text: str) -> str:
     out: list[str] = []
     position = 0
     while (match := pattern.search(text, position)) is not None:
-        masked = _masked_value(match)
+        masked = _masked_value(match, text)
         if masked is None:
             out.append(text[position : match.start("value")])
             position = match.start("value")

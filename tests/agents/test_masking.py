@@ -13,7 +13,7 @@ import json
 import string
 from typing import Any
 
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from agents.masking import is_secret_name, mask_secrets, mask_text
@@ -57,6 +57,14 @@ FORMS = [
     "curl -H 'Authorization: Token {s}' https://x.org",
     "SECRET_KEY = '{s}'",
     "{ auth: 'ana:{s}' }",
+    "headers: { 'Authorization': 'Bearer ' + '{s}' }",
+    'request.setHeader(\'Authorization\', "Bearer " + "{s}")',
+    "{ passwd => '{s}' }",
+    "$config = ['api_key' => \"{s}\"];",
+    "curl -H 'api-key {s}' https://x.org",
+    "send the api_key {s} with it",
+    "scp backup.tar ana:{s}@host.example.com:/srv",
+    "mysql://ana:{s}@db.example.org/app and user:{s}@host.com",
 ]
 # Values whose own shape is the secret (no key name around them).
 SHAPES = [
@@ -99,6 +107,17 @@ def _exported(data: Any) -> str:
     return json.dumps(mask_secrets(data=data))
 
 
+# Stands for the secret to see what the export shows around it.
+MARKER = "#"
+
+
+def _not_in_template(secret: str, export: str) -> None:
+    """A generated secret can be a piece of the text around it ("Authorizat" in
+    ``Authorization: 'Bearer {s}'``): found in the export even when it is masked.
+    Such examples say nothing about the masker."""
+    assume(secret not in export)
+
+
 @settings(max_examples=400, deadline=None)
 @given(
     form=st.sampled_from(FORMS),
@@ -108,9 +127,11 @@ def _exported(data: Any) -> str:
     where=st.integers(0, 3),
 )
 @example(form=FORMS[0], secret="abcdefghij0123", before=[], after=[], where=0)
+@example(form=FORMS[0], secret="Authorizat", before=[], after=[], where=0)
 def test_a_secret_in_any_form_never_reaches_the_export(
     form: str, secret: str, before: list[str], after: list[str], where: int
 ) -> None:
+    _not_in_template(secret, _exported(_embed(form.replace("{s}", MARKER), before, after, where)))
     snippet = form.replace("{s}", secret)
     assert secret not in _exported(_embed(snippet, before, after, where)), snippet
 
@@ -123,6 +144,7 @@ def test_quoted_secrets_with_punctuation_are_masked_whole(form: str, secret: str
     quote = "'" if "'{s}'" in form else '"'
     if quote in secret or "\\" in secret:
         return
+    _not_in_template(secret, mask_text(form.replace("{s}", MARKER)))
     snippet = form.replace("{s}", secret)
     assert secret not in mask_text(snippet), snippet
 
@@ -146,6 +168,19 @@ def test_code_that_reads_a_secret_stays_readable() -> None:
     assert mask_text("author: 'Ana', input_tokens: 12, key: 'check-coverage'") == (
         "author: 'Ana', input_tokens: 12, key: 'check-coverage'"
     )
+    for line in (
+        "const n = a ? b : c;",
+        "const h = ready ? token : fallback;",
+        "headers = { Authorization: 'Bearer ' + state.configuration.token }",
+        "git clone git@github.com:org/repo.git",
+        "write to user@example.org or ana.silva+jobs@mail.example.org",
+        "items.map(x => x.id)",
+        "const check = password => password.length > 8;",
+        "open mailto:ana@example.org",
+        "at 10:30, rotate the api_key.",
+        "image: registry.example.org:5000/app@sha256",
+    ):
+        assert mask_text(line) == line, line
 
 
 def test_secret_names() -> None:
