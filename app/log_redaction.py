@@ -33,9 +33,10 @@ _QUERY_NAME = re.compile(r"[?&;](?P<name>[^=&;#?\s\"'`]{1,200})=")
 _VALUE_END = re.compile(r"[&#\s]|[\"'`](?=[\s,;)\]}>]|$)")
 # Names that carry keys in query strings (as the trace masker's query rule).
 _SECRET_PARAM = re.compile(r"(?i)key|token|secret|pass|pwd|auth|sig|credential|^code$")
-# uvicorn's access formatter unpacks these records' arguments itself (client,
-# method, path, version, status): they keep their arguments, each redacted.
-_ARGUMENTS_KEPT = frozenset({"uvicorn.access"})
+# uvicorn's records keep their arguments, each redacted: its access formatter
+# unpacks them (client, method, path, version, status), and on a terminal its
+# other lines are formatted again from ``extra={"color_message": ...}`` with them.
+_ARGUMENTS_KEPT = "uvicorn"
 _FORMATTER = logging.Formatter()
 REDACTED = "[redacted]"
 
@@ -90,7 +91,7 @@ def _redact_value(value: Any) -> Any:
 def redact_record(record: logging.LogRecord) -> None:
     """Redacts ``record`` in place: message, arguments, exception and stack."""
     message = None
-    if record.name not in _ARGUMENTS_KEPT:
+    if record.name.partition(".")[0] != _ARGUMENTS_KEPT:
         # Redacting the template and each argument apart misses a secret split
         # between them ("Bearer %s") or inside an object argument ("%r", exc).
         with contextlib.suppress(Exception):  # a broken call: its handler reports it

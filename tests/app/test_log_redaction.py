@@ -20,7 +20,7 @@ from tests.app.service.conftest import make_settings
 def test_tokens_in_websocket_lines_are_redacted(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    create_app(make_settings(tmp_path))  # installs the filter, as under uvicorn --factory
+    create_app(make_settings(tmp_path))  # installs the redaction, as under uvicorn --factory
     logger = logging.getLogger("uvicorn.error")
     with caplog.at_level(logging.INFO, logger="uvicorn.error"):
         logger.info(
@@ -104,7 +104,9 @@ def _sql_failure() -> BaseException:
 
 
 @contextlib.contextmanager
-def _uvicorn_logging(*, install_first: bool) -> Iterator[dict[str, io.StringIO]]:
+def _uvicorn_logging(
+    *, install_first: bool, colors: bool = False
+) -> Iterator[dict[str, io.StringIO]]:
     """Logging configured as uvicorn does (its own LOGGING_CONFIG through dictConfig),
     with nothing on the root logger, so ``app.*`` records end in ``logging.lastResort``
     as they do under ``uvicorn app.main:create_app --factory`` and ``planwright serve``.
@@ -114,6 +116,7 @@ def _uvicorn_logging(*, install_first: bool) -> Iterator[dict[str, io.StringIO]]
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     config["handlers"]["default"]["stream"] = streams["stderr"]
     config["handlers"]["access"]["stream"] = streams["stdout"]
+    config["formatters"]["default"]["use_colors"] = colors  # as on a terminal
     names = ("uvicorn", "uvicorn.error", "uvicorn.access")
     saved = [
         (lg, lg.handlers[:], lg.filters[:], lg.level, lg.propagate)
@@ -186,3 +189,19 @@ def test_stack_info_is_redacted() -> None:
     last = streams["last_resort"].getvalue()
     assert "Stack (most recent call last)" in last
     assert "LEAKPW1" not in last
+
+
+def test_uvicorn_lines_in_colour_keep_their_arguments() -> None:
+    """On a terminal uvicorn formats ``color_message`` with the record's arguments."""
+    with _uvicorn_logging(install_first=True, colors=True) as streams:
+        logging.getLogger("uvicorn.error").info(
+            "Started server process [%d]",
+            4321,
+            extra={"color_message": "Started server process [\x1b[36m%d\x1b[0m]"},
+        )
+        logging.getLogger("uvicorn.error").info(
+            '%s - "WebSocket %s" [accepted]', "127.0.0.1:5000", f"/ws?to%6Ben={TOKEN}"
+        )
+    err = streams["stderr"].getvalue()
+    assert "Started server process [\x1b[36m4321\x1b[0m]" in err, err
+    assert "/ws?to%6Ben=[redacted]" in err and TOKEN not in err
