@@ -72,22 +72,32 @@ def is_secret_name(name: str) -> bool:
     return any(a in _KEY_PREFIXES and b == "key" for a, b in itertools.pairwise(words))
 
 
-_NAME = r"[A-Za-z_$][\w$.-]*"
+# Bounded, and a pair's name starts no word (2fa_token: a digit may come before), so
+# that a scan stays linear: a name with no ":" after it is not read again from each
+# of its characters.
+_NAME = r"[A-Za-z_$][\w$.-]{0,100}"
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`]*`"
 _BARE = r"[^\s,;&}\)\]\"'`<>]+"
 _IDENT = r"[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)*"
-# 'Bearer ' + 'X', 'Bearer ' + state.configuration.token: strings and names joined by "+"
-_JOINED = rf"(?:{_QUOTED}|{_IDENT})(?:\s*\+\s*(?:{_QUOTED}|{_IDENT}))+"
+# 'Bearer ' + 'X', 'Bearer ' + state.configuration.token: strings and names joined
+# by "+", one string at least (password=abc+def is one bare value, not code)
+_JOINED = (
+    rf"(?:{_IDENT}\s*\+\s*)*(?:{_QUOTED})(?:\s*\+\s*(?:{_QUOTED}|{_IDENT}))+"
+    rf"|(?:{_IDENT}\s*\+\s*)+(?:{_QUOTED})"
+)
 _JOINED_VALUE = re.compile(_JOINED)
 _JOINED_PIECE = re.compile(rf"{_QUOTED}|{_IDENT}")
 # name (maybe quoted), then ":", "=" (not "==") or "=>" (a PHP/Ruby hash; with a
 # quoted value only: ``password => password.trim()`` is an arrow function), then a value.
+# The value is read only after a secret name (_sub_pairs): reading it after every
+# name made a long text quadratic.
 _PAIR = re.compile(
-    rf"(?P<name>{_NAME})(?P<close>[\"'`]?)(?P<op>\s*(?::|=>|=(?![=>]))\s*)"
-    rf"(?P<value>{_JOINED}|{_QUOTED}|{_BARE})"
+    rf"(?<![A-Za-z_$])(?P<name>{_NAME})(?P<close>[\"'`]?)(?P<op>\s*(?::|=>|=(?![=>]))\s*)"
 )
+_PAIR_VALUE = re.compile(rf"{_JOINED}|{_QUOTED}|{_BARE}")
 # a header name and value as two arguments: setHeader('x-api-key', 'X')
-_ARGS = re.compile(rf"(?P<name>[\"'`]{_NAME}[\"'`])(?P<op>\s*,\s*)(?P<value>{_JOINED}|{_QUOTED})")
+_ARGS = re.compile(rf"(?P<name>[\"'`]{_NAME}[\"'`])(?P<op>\s*,\s*)")
+_ARGS_VALUE = re.compile(rf"{_JOINED}|{_QUOTED}")
 # the scheme alone is no secret: 'Bearer ' + token
 _SCHEME_ONLY = re.compile(r"(?i)^(?:bearer|basic|token|digest)\s*$")
 _MEMBER_PATH = re.compile(r"^[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*|\[[^\]]*\])+$")
@@ -110,10 +120,10 @@ _TEXT: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\beyJ[\w-]{5,}\.[\w-]{5,}\.[\w-]*"), "eyJ" + MASK),
     # userinfo in a URL: keep the user name of user:password, mask the rest
     (
-        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/:@'\"`]*):([^\s/@'\"`]+)@"),
+        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,30}://)([^\s/:@'\"`]*):([^\s/@'\"`]+)@"),
         r"\1\2:" + MASK + "@",
     ),
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/:@'\"`]{6,})@"), r"\1" + MASK + "@"),
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,30}://)([^\s/:@'\"`]{6,})@"), r"\1" + MASK + "@"),
     # user:password@host without a scheme (scp, ssh, connection strings); not
     # mailto:ana@host, and the host must look like one (dotted or localhost)
     (
@@ -168,12 +178,10 @@ def _masked_joined(value: str) -> str | None:
     return out if masked else None
 
 
-def _masked_value(match: re.Match[str], text: str) -> str | None:
+def _masked_value(match: re.Match[str], value: str, text: str) -> str | None:
     """The value's replacement, or ``None`` when this is no secret."""
-    name, value, op = match.group("name"), match.group("value"), match.group("op").strip()
-    if not is_secret_name(name.strip("\"'`")):
-        return None
-    if op == ":" and text[: match.start()].rstrip().endswith("?"):
+    op = match.group("op").strip()
+    if op == ":" and text[max(0, match.start() - 40) : match.start()].rstrip().endswith("?"):
         return None  # the middle of a conditional: ready ? token : fallback
     if _JOINED_VALUE.fullmatch(value):
         return _masked_joined(value)
@@ -186,19 +194,22 @@ def _masked_value(match: re.Match[str], text: str) -> str | None:
     return MASK
 
 
-def _sub_pairs(pattern: re.Pattern[str], text: str) -> str:
-    """Like ``pattern.sub``, but a pair that is no secret gives its value back to
-    the scan: in ``note: password = 'x'`` the value of ``note`` starts the real pair."""
+def _sub_pairs(pattern: re.Pattern[str], values: re.Pattern[str], text: str) -> str:
+    """Masks the value (``values``) after each secret name and operator (``pattern``).
+    A pair that is no secret gives its value back to the scan: in
+    ``note: password = 'x'`` the value of ``note`` starts the real pair."""
     out: list[str] = []
     position = 0
     while (match := pattern.search(text, position)) is not None:
-        masked = _masked_value(match, text)
-        if masked is None:
-            out.append(text[position : match.start("value")])
-            position = match.start("value")
+        start = match.end()
+        value = values.match(text, start) if is_secret_name(match["name"].strip("\"'`")) else None
+        masked = None if value is None else _masked_value(match, value.group(), text)
+        if value is None or masked is None:
+            out.append(text[position:start])
+            position = start
             continue
-        out.append(text[position : match.start("value")] + masked)
-        position = match.end("value")
+        out.append(text[position:start] + masked)
+        position = value.end()
     out.append(text[position:])
     return "".join(out)
 
@@ -213,8 +224,8 @@ def mask_text(text: str) -> str:
         text = pattern.sub(replacement, text)
     text = _ENCODED.sub(_encoded, text)
     text = _PROSE.sub(r"\1\2" + MASK, text)
-    text = _sub_pairs(_ARGS, text)
-    return _sub_pairs(_PAIR, text)
+    text = _sub_pairs(_ARGS, _ARGS_VALUE, text)
+    return _sub_pairs(_PAIR, _PAIR_VALUE, text)
 
 
 def mask_secrets(*, data: Any, **_: Any) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import string
+import time
 from typing import Any
 
 from hypothesis import assume, example, given, settings
@@ -65,6 +66,7 @@ FORMS = [
     "send the api_key {s} with it",
     "scp backup.tar ana:{s}@host.example.com:/srv",
     "mysql://ana:{s}@db.example.org/app and user:{s}@host.com",
+    "password={s}+more",
 ]
 # Values whose own shape is the secret (no key name around them).
 SHAPES = [
@@ -188,3 +190,19 @@ def test_secret_names() -> None:
         assert is_secret_name(name), name
     for name in ("author", "input_tokens", "max_tokens", "key", "keyboard", "monkey", "name"):
         assert not is_secret_name(name), name
+
+
+def test_masking_a_long_text_takes_linear_time() -> None:
+    """Every log line and traceback goes through the masker; texts where each
+    character starts a name, a scheme or a pair took seconds per 100 kB."""
+    texts = [
+        "user:" * 40_000,
+        "ana:" + "x" * 200_000 + "@",
+        "a" * 100_000 + " + " * 20_000,
+        "password=" + "a+" * 100_000,
+        "a+" * 100_000 + "://",
+    ]
+    started = time.perf_counter()
+    for text in texts:
+        mask_text(text)
+    assert time.perf_counter() - started < 5.0
