@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from starlette.responses import JSONResponse
+
 from app.errors import AuthError, ConflictError, ForbiddenError, NotFoundError
 from tools.errors import DocumentError, PlanwrightError, ToolInputError
 
@@ -22,3 +24,16 @@ def http_status(error: PlanwrightError) -> int:
         if isinstance(error, kind):
             return status
     return 400
+
+
+def error_response(error: PlanwrightError) -> JSONResponse:
+    """The response for an error: ``{"error": {"code", "message"}}``. Built here for the
+    app's handler and for :class:`app.early_auth.EarlyAuth`, so a 401 is the same
+    whichever of them refuses the request."""
+    status = http_status(error)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    body: dict[str, str] = {"code": error.code, "message": error.message}
+    field = error.details.get("field")
+    if isinstance(field, str):  # the part of the input an import or export error is about
+        body["field"] = field
+    return JSONResponse({"error": body}, status_code=status, headers=headers)

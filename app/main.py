@@ -17,7 +17,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from agents.models.base import ChatModel, ModelRole
 from app import log_redaction
 from app.api import meta, projects, sessions, web, workflows
-from app.http_errors import http_status
+from app.http_errors import error_response
 from app.limits import BodySizeLimit, BodyTooLargeError, too_large_response
 from app.offload import tidy_periodically
 from app.origin import SameOriginWebSockets
@@ -82,16 +82,7 @@ def create_app(
 
     @app.exception_handler(PlanwrightError)
     async def planwright_error(request: Request, exc: PlanwrightError) -> JSONResponse:
-        headers = {"WWW-Authenticate": "Bearer"} if http_status(exc) == 401 else None
-        error: dict[str, str] = {"code": exc.code, "message": exc.message}
-        field = exc.details.get("field")
-        if isinstance(field, str):  # the part of the input an import or export error is about
-            error["field"] = field
-        return JSONResponse(
-            {"error": error},
-            status_code=http_status(exc),
-            headers=headers,
-        )
+        return error_response(exc)
 
     for module in (meta, workflows, projects, sessions, chat, watch, web):
         app.include_router(module.router)
