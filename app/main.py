@@ -17,6 +17,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from agents.models.base import ChatModel, ModelRole
 from app import log_redaction
 from app.api import meta, projects, sessions, web, workflows
+from app.early_auth import EarlyAuth
 from app.http_errors import error_response
 from app.limits import BodySizeLimit, BodyTooLargeError, too_large_response
 from app.offload import tidy_periodically
@@ -60,11 +61,15 @@ def create_app(
                         await tidying
 
     app = FastAPI(title="Planwright", version="0.1.0", lifespan=lifespan)
+    routers = [module.router for module in (meta, workflows, projects, sessions, chat, watch, web)]
     if settings.single_user:
         # No tokens means anyone who can reach the port is the user: only answer to
         # loopback host names, so a web page cannot rebind its DNS onto us.
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_hosts)
         app.add_middleware(SameOriginWebSockets, allowed_hosts=settings.allowed_hosts)
+    # Inside the size limit: a body without a valid token gets 401 before it is read
+    # (FastAPI would read and parse it before the token dependency ran).
+    app.add_middleware(EarlyAuth, routes=[route for router in routers for route in router.routes])
     # Added last, so outermost: bodies are refused before anything reads them.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
 
@@ -84,6 +89,6 @@ def create_app(
     async def planwright_error(request: Request, exc: PlanwrightError) -> JSONResponse:
         return error_response(exc)
 
-    for module in (meta, workflows, projects, sessions, chat, watch, web):
-        app.include_router(module.router)
+    for router in routers:
+        app.include_router(router)
     return app
