@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from fastapi import Path
 from pydantic import AfterValidator
 
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+from tools.document.yaml_io import is_unstorable
 
 
 def _no_nul(value: str) -> str:
     # Postgres text cannot hold NUL, and an unpaired surrogate (JSON can spell one:
     # "\ud800") cannot be encoded for any database: refuse both at the edge.
-    if _UNSTORABLE.search(value):
+    if is_unstorable(value):
         raise ValueError("must not contain NUL characters or unpaired surrogates")
     return value
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from app import main
 from app.main import create_app
 from tests.app.service.conftest import make_settings
 
@@ -46,11 +47,17 @@ def test_the_service_tidies_what_freezing_kept(
             time.sleep(0.02)
 
 
-def test_no_tidy_when_it_is_switched_off(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    settings = make_settings(tmp_path, tokens=None).model_copy(update={"gc_tidy_interval_s": 0})
-    app = create_app(settings)
-    caplog.set_level(logging.INFO, logger="app.offload")
-    with TestClient(app, base_url="http://127.0.0.1") as client:
-        assert client.post("/v1/workflows", json={"yaml": "name: Tidy\n"}).status_code == 201
-        time.sleep(0.2)
-    assert not any("heap tidy" in r.getMessage() for r in caplog.records)
+def test_no_tidy_when_it_is_switched_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[float] = []
+
+    async def recording(interval_s: float) -> None:
+        started.append(interval_s)
+
+    monkeypatch.setattr(main, "tidy_periodically", recording)
+    for interval in (0.0, 7.0):
+        settings = make_settings(tmp_path, tokens=None).model_copy(
+            update={"gc_tidy_interval_s": interval}
+        )
+        with TestClient(create_app(settings), base_url="http://127.0.0.1") as client:
+            assert client.get("/healthz").status_code == 200
+    assert started == [7.0], "0 starts no tidying; any other interval starts it"

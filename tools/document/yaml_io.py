@@ -64,8 +64,7 @@ class _GuardedComposer(Composer):
         if isinstance(event, ScalarEvent):
             if event.style == "":
                 event.style = None  # libyaml's "plain", as the pure scanner writes it
-            value = event.value
-            if ("\x00" in value or not value.isascii()) and _UNSTORABLE.search(value):
+            if is_unstorable(event.value):
                 raise _unstorable(f"line {event.start_mark.line + 1}")
         if isinstance(event, (ScalarEvent, CollectionStartEvent)):
             if event.anchor is not None:
@@ -100,6 +99,11 @@ def make_yaml() -> YAML:
     return yaml
 
 
+def is_unstorable(value: str) -> bool:
+    """Whether ``value`` holds a NUL or an unpaired surrogate (cheap for plain ASCII)."""
+    return ("\x00" in value or not value.isascii()) and _UNSTORABLE.search(value) is not None
+
+
 def _unstorable(where: str) -> DocumentError:
     return DocumentError(
         f"The document holds a NUL character or an unpaired surrogate ({where}); remove it.",
@@ -112,7 +116,7 @@ def check_storable(value: Any, where: str) -> None:
     unpaired surrogate anywhere in its text (``invalid_character``): the document
     would emit it escaped, and then never load again."""
     if isinstance(value, str):
-        if ("\x00" in value or not value.isascii()) and _UNSTORABLE.search(value):
+        if is_unstorable(value):
             raise _unstorable(where)
     elif isinstance(value, dict):
         for key, item in value.items():
