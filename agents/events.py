@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agents.testrun.model import TestRun
 from tools.document.structure import Change
 from tools.plan import Contract, PlanDelta, ProjectPlan
 
@@ -114,6 +115,55 @@ class PlanProgressEvent(_Event):
     """Why it failed, or what its build said."""
 
 
+class ProposalChange(BaseModel):
+    """One change of a review-mode proposal: one tool call (or one step's new code)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    """Stable within the proposal (``c1``, ``c2``, ...): what a ``review`` answer accepts."""
+    tool: str
+    """The tool that made it (its registered name)."""
+    summary: str
+    """What it does, in plain words."""
+    impact: list[str] = Field(default_factory=list)
+    """What it removes, disables or leaves unreachable, by name (DESIGN §5c); empty when
+    nothing stops running."""
+
+
+class ProposalEvent(_Event):
+    """A review-mode turn is paused until someone accepts all, some or none of its changes
+    (DESIGN §5c). Nothing was committed; watchers saw nothing."""
+
+    type: Literal["proposal"] = "proposal"
+    request_id: str
+    """Answer with ``review {request_id, accepted: [change ids]}``."""
+    question: str
+    """What is asked, for people to read."""
+    base_version: int
+    """The committed version the draft was made from."""
+    yaml: str
+    """The draft document, every change applied."""
+    diff: str
+    """A unified diff of the draft against ``base_version``."""
+    changes: list[ProposalChange]
+
+
+class RunProgressEvent(_Event):
+    """A step of a test run started or finished."""
+
+    type: Literal["run.progress"] = "run.progress"
+    run_id: str
+    step_key: str
+    status: Literal["started", "succeeded", "failed"]
+
+
+class RunCompletedEvent(_Event):
+    """A test run finished (whatever its status); ``run.summary`` says it in words."""
+
+    type: Literal["run.completed"] = "run.completed"
+    run: TestRun
+
+
 class ModelCallUsage(BaseModel):
     """One model call of a turn: who made it, on which model, what it used and cost.
 
@@ -186,6 +236,9 @@ Event = Annotated[
     | ConfirmEvent
     | PlanProposedEvent
     | PlanProgressEvent
+    | ProposalEvent
+    | RunProgressEvent
+    | RunCompletedEvent
     | TurnCompletedEvent,
     Field(discriminator="type"),
 ]

@@ -30,11 +30,15 @@ from agents.events import (
     MessageEvent,
     PlanProgressEvent,
     PlanProposedEvent,
+    ProposalEvent,
     RouteEvent,
+    RunCompletedEvent,
+    RunProgressEvent,
     StatusEvent,
     TurnCompletedEvent,
     WorkflowEvent,
 )
+from agents.testrun.model import SampleResponse
 from app.text import ClientText
 from tools.errors import PlanwrightError
 
@@ -61,6 +65,9 @@ class TurnFrame(_Frame):
     """``plan`` asks for a project plan (DESIGN §5a); on a workflow session, for the
     workflow's project. Left out: edit a workflow session's workflow, or, on a project
     session, let the planner decide whether the message calls for a plan."""
+    review: bool | None = None
+    """``true``: this turn works on a draft and ends with a ``proposal`` (DESIGN §5c);
+    ``false``: it applies as it goes; left out: the session's own setting."""
 
 
 class ConfirmFrame(_Frame):
@@ -75,8 +82,29 @@ class CancelFrame(_Frame):
     type: Literal["cancel"]
 
 
-ClientFrame = Annotated[TurnFrame | ConfirmFrame | CancelFrame, Field(discriminator="type")]
-_CLIENT_ADAPTER: TypeAdapter[TurnFrame | ConfirmFrame | CancelFrame] = TypeAdapter(ClientFrame)
+class ReviewFrame(_Frame):
+    """The answer to a ``proposal``: the ids of the changes to apply (all of them: accept;
+    ``[]``: reject)."""
+
+    type: Literal["review"]
+    request_id: str = Field(min_length=1, max_length=200)
+    accepted: list[Annotated[str, Field(min_length=1, max_length=40)]] = Field(max_length=500)
+
+
+class RunFrame(_Frame):
+    """Test-run the session's workflow on a sample (DESIGN §5c); streams ``run.progress``
+    then ``run.completed``."""
+
+    type: Literal["run"]
+    version: int | None = Field(None, ge=1, strict=True)
+    input: dict[str, Any] | None = None
+    responses: list[SampleResponse] = Field(default_factory=list, max_length=200)
+    timeout_s: float | None = Field(None, gt=0, le=120)
+
+
+AnyClientFrame = TurnFrame | ConfirmFrame | CancelFrame | ReviewFrame | RunFrame
+ClientFrame = Annotated[AnyClientFrame, Field(discriminator="type")]
+_CLIENT_ADAPTER: TypeAdapter[AnyClientFrame] = TypeAdapter(ClientFrame)
 
 
 class FrameError(PlanwrightError):
@@ -85,7 +113,7 @@ class FrameError(PlanwrightError):
     code = "invalid_frame"
 
 
-def parse_frame(text: str) -> TurnFrame | ConfirmFrame | CancelFrame:
+def parse_frame(text: str) -> AnyClientFrame:
     """Parse one client frame or raise :class:`FrameError` saying what is wrong."""
     try:
         return _CLIENT_ADAPTER.validate_json(text)
@@ -95,7 +123,7 @@ def parse_frame(text: str) -> TurnFrame | ConfirmFrame | CancelFrame:
             raise FrameError("The frame is not valid JSON.", code="invalid_json") from exc
         if first["type"] in ("union_tag_invalid", "union_tag_not_found"):
             raise FrameError(
-                "Frames have a type of 'turn', 'confirm' or 'cancel'.",
+                "Frames have a type of 'turn', 'confirm', 'review', 'run' or 'cancel'.",
                 code="unknown_frame_type",
             ) from exc
         if first["type"] == "model_type" and not first["loc"]:
@@ -155,6 +183,19 @@ class PlanProgressFrame(PlanProgressEvent):
     turn_id: str
 
 
+class ProposalFrame(ProposalEvent):
+    turn_id: str
+
+
+class RunProgressFrame(RunProgressEvent):
+    turn_id: str | None = None
+    """Set when the run was started by a turn (the chat tool); a ``run`` frame's has none."""
+
+
+class RunCompletedFrame(RunCompletedEvent):
+    turn_id: str | None = None
+
+
 class TurnCompletedFrame(TurnCompletedEvent):
     turn_id: str
 
@@ -176,6 +217,9 @@ ServerFrame = Annotated[
     | ConfirmRequiredFrame
     | PlanProposedFrame
     | PlanProgressFrame
+    | ProposalFrame
+    | RunProgressFrame
+    | RunCompletedFrame
     | TurnCompletedFrame
     | ErrorFrame,
     Field(discriminator="type"),

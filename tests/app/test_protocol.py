@@ -8,6 +8,7 @@ import typing
 import pytest
 
 from agents import events as ev
+from agents.testrun.model import TestRun
 from app.ws.protocol import (
     SERVER_FRAME_ADAPTER,
     ErrorFrame,
@@ -54,6 +55,16 @@ SAMPLES: list[ev.Event] = [
         ),
     ),
     ev.PlanProgressEvent(workflow_key="intake", workflow_id="w1", status="built"),
+    ev.ProposalEvent(
+        request_id="review-t1",
+        question="Apply these 1 changes?",
+        base_version=3,
+        yaml="name: X\n",
+        diff="--- v3\n+++ draft\n",
+        changes=[ev.ProposalChange(id="c1", tool="remove_jobs", summary="Removed A", impact=[])],
+    ),
+    ev.RunProgressEvent(run_id="r1", step_key="fetch", status="started"),
+    ev.RunCompletedEvent(run=TestRun(run_id="r1", status="succeeded", summary="Ran 1 step.")),
     ev.TurnCompletedEvent(
         version=2, tool_rounds=1, usage=ev.TurnUsage(input_tokens=5), duration_ms=3
     ),
