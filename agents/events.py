@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.testrun.model import TestRun
+from tools.testrun import TestRun
 from tools.document.structure import Change
 from tools.plan import Contract, PlanDelta, ProjectPlan
 

@@ -43,9 +43,15 @@ class TurnInput(TypedDict, total=False):
     history: list[dict[str, str]]
     """Earlier turns of the session: user text and final assistant text only."""
     yaml: str
-    """The document as committed at ``version``."""
+    """The document as committed at ``version`` (in review mode: the draft so far)."""
     version: int
-    """The committed version ``yaml`` is at."""
+    """The committed version ``yaml`` is at (in review mode: ``base_version`` plus the
+    draft's changes, never a stored version)."""
+    review: bool
+    """Review mode (DESIGN §5c): tools run on a draft, nothing is committed or published,
+    and the turn ends with a proposal of its changes to accept or reject."""
+    last_run: str | None
+    """The session's last failed test run, in words (step, error, input), for "fix it"."""
 
 
 class TurnState(TurnInput, total=False):
@@ -74,6 +80,13 @@ class TurnState(TurnInput, total=False):
     """Every change committed this turn, in order."""
     final_text: str
     """The reply the user gets at the end."""
+    base_version: int
+    """Review mode: the committed version the draft started from."""
+    base_yaml: str
+    """Review mode: the document at ``base_version`` (the diff's left side)."""
+    draft: list[dict[str, Any]]
+    """Review mode: one entry per change made on the draft, in order: ``id``, ``tool``,
+    ``summary``, ``impact`` and ``replay`` (how to apply it again on another head)."""
 
 
 class CodeTask(TypedDict):

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from tools.catalogue.docs_search import DocsIndex
     from tools.document import WorkflowDocument
 
-ToolKind = Literal["structural", "read", "fan_out", "code_edit", "route", "plan"]
+ToolKind = Literal["structural", "read", "fan_out", "code_edit", "route", "plan", "run"]
 
 
 class ToolArgs(BaseModel):
@@ -129,7 +129,8 @@ class ToolSpec(Generic[ArgsT]):
     """``structural`` edits the document; ``read`` only looks; ``fan_out`` hands the call to
     a sub-agent that runs in parallel after the round's structural calls; ``code_edit`` is
     the code sub-agent's own tool; ``route`` is the router's answer; ``plan`` proposes a
-    project plan for review (plan turns only, never on a workflow's document)."""
+    project plan for review (plan turns only, never on a workflow's document); ``run``
+    test-runs the workflow in OpenFn's runtime (the graph runs it; it changes nothing)."""
     handler: Callable[..., Any] | None = None
     spinner: str = "Working…"
     """Status while the call runs; ``{n}`` is the number of items and ``{s}`` a plural s."""
@@ -146,8 +147,9 @@ class ToolSpec(Generic[ArgsT]):
 
     @property
     def mutating(self) -> bool:
-        """Whether a read-only session refuses it: everything but reads and the router."""
-        return self.kind not in ("read", "route")
+        """Whether a read-only session refuses it: everything but reads, test runs and the
+        router."""
+        return self.kind not in ("read", "route", "run")
 
     @property
     def structural(self) -> bool:
@@ -156,6 +158,11 @@ class ToolSpec(Generic[ArgsT]):
     @property
     def fans_out(self) -> bool:
         return self.kind == "fan_out"
+
+    @property
+    def runs_workflow(self) -> bool:
+        """The graph test-runs the workflow for this call (after the round's edits)."""
+        return self.kind == "run"
 
     def spinner_text(self, args: Any) -> str:
         count = 1

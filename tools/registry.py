@@ -31,6 +31,7 @@ from tools.edits import (
     remove_jobs,
     search_documentation,
     set_trigger,
+    test_run,
     update_edges,
     update_jobs,
     update_workflow,
@@ -53,6 +54,7 @@ TOOLS: dict[str, ToolSpec[Any]] = {
         inspect_job_code,
         search_documentation,
         call_job_code_agent,
+        test_run,
     )
 }
 MUTATING_TOOLS = frozenset(name for name, spec in TOOLS.items() if spec.mutating)

@@ -135,6 +135,8 @@ class ChatSession(SQLModel, table=True):
     )
     """Set on a session opened on a project (plan mode's sessions); ``None`` on a
     session opened on one workflow."""
+    review: bool = False
+    """Its turns work on a draft and end with a proposal to accept (DESIGN §5c)."""
 
 
 class Message(SQLModel, table=True):
@@ -231,6 +233,25 @@ class Confirmation(SQLModel, table=True):
     """What the user said with the answer, if anything."""
 
 
+class TestRunRow(SQLModel, table=True):
+    """One test run of a workflow in OpenFn's runtime (DESIGN §5c): the version it ran
+    and what it reported (``result``: the :class:`agents.testrun.model.TestRun` JSON,
+    never a credential)."""
+
+    __tablename__ = "test_runs"
+    __test__ = False
+
+    id: str = Field(primary_key=True)
+    workflow_id: str = Field(foreign_key="workflows.id", ondelete="CASCADE", index=True)
+    version: int
+    status: str
+    session_id: str | None = None
+    turn_id: str | None = None
+    created_by: str | None = None
+    result: str = Field(sa_type=Text)
+    created_at: datetime = Field(sa_type=UTCDateTime)
+
+
 def table(model: type[SQLModel]) -> Table:
     """The Core ``Table`` of a model (the repository queries through Core)."""
     t = model.__table__  # type: ignore[attr-defined]
@@ -246,3 +267,4 @@ messages = table(Message)
 turns = table(Turn)
 model_calls = table(ModelCall)
 confirmations = table(Confirmation)
+test_runs = table(TestRunRow)

@@ -8,7 +8,7 @@ import typing
 import pytest
 
 from agents import events as ev
-from agents.testrun.model import TestRun
+from tools.testrun import TestRun
 from app.ws.protocol import (
     SERVER_FRAME_ADAPTER,
     ErrorFrame,

@@ -21,7 +21,8 @@ from tools.document import WorkflowDocument
 from tools.jobcode.stitch import stitch_job_code
 from tools.registry import MUTATING_TOOLS, TOOLS, tool_definitions
 
-READ_TOOLS = {"inspect_job_code", "search_documentation"}
+READ_TOOLS = {"inspect_job_code", "search_documentation", "test_run"}
+"""Tools a read-only session keeps: they look, or test-run, and change nothing."""
 
 
 # =========================================================================== inspect_job_code
@@ -248,7 +249,9 @@ def test_definition_shape(definition: dict[str, Any]) -> None:
         assert "$ref" not in node
         assert "title" not in node
         properties = node.get("properties")
-        if isinstance(properties, dict):
+        # A job's id and code are the server's: no tool takes them. (A test run's sample
+        # HTTP response has a body of its own: it is not a step's code.)
+        if isinstance(properties, dict) and "url" not in properties:
             assert "id" not in properties
             assert "body" not in properties
 

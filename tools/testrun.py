@@ -1,5 +1,5 @@
-"""What a test run is asked and what it reports (DESIGN §5c), shared by the service,
-the chat tool, the evals and the web page.
+"""What a test run is asked and what it reports (DESIGN §5c): pure data, shared by the
+service, the chat tool `test_run`, the runner (`agents/testrun`), the evals and the web page.
 
 A test run executes a workflow's ``cli`` export in OpenFn's own runtime (the pinned
 npm ``@openfn/runtime`` with the real adaptors) on a sample input. No HTTP call
@@ -24,14 +24,23 @@ class _Model(BaseModel):
 class SampleResponse(_Model):
     """One answer an outbound HTTP call of the run may get."""
 
-    method: str = Field("GET", min_length=1, max_length=10, pattern=r"^[A-Za-z]+$")
-    """HTTP method it answers (case-insensitive); ``*`` is not allowed: say which."""
-    url: str = Field(min_length=1, max_length=2000)
-    """The absolute URL it answers; ending in ``*``, every URL with that prefix."""
-    status: int = Field(200, ge=100, le=599)
-    body: Any = None
-    """The JSON body (a string is sent as text)."""
-    headers: dict[str, str] = Field(default_factory=dict)
+    method: str = Field(
+        "GET",
+        min_length=1,
+        max_length=10,
+        pattern=r"^[A-Za-z]+$",
+        description="The HTTP method it answers (GET, POST, ...; case does not matter).",
+    )
+    url: str = Field(
+        min_length=1,
+        max_length=2000,
+        description="The absolute URL it answers; ending in *, every URL with that prefix.",
+    )
+    status: int = Field(200, ge=100, le=599, description="The HTTP status it answers with.")
+    body: Any = Field(None, description="The JSON body it answers with (a string is text).")
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Response headers, if the step reads any."
+    )
 
 
 class RunRequest(_Model):

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from tools.base import ReadOutput, ToolArgs, ToolContext, ToolSpec
+from tools.document import WorkflowDocument
+from tools.errors import ToolInputError
+from tools.testrun import SampleResponse
+
+
+class TestRunArgs(ToolArgs):
+    """Run the workflow as it is now in OpenFn's own runtime on a sample input, and see
+    which steps ran, what each produced, which branch each decision took and where it
+    failed. Nothing leaves the machine: each HTTP call a step makes gets the matching
+    sample response, or an error when none matches. Use it when the user asks to test
+    or run the workflow; it changes nothing."""
+
+    __test__ = False
+
+    input: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "The initial state, as the user gave it: {\"data\": {...}} (a bare object is "
+            "taken as data). Leave it out when the user gave no sample."
+        ),
+    )
+    responses: list[SampleResponse] = Field(
+        default_factory=list,
+        description=(
+            "Sample answers for the HTTP calls the steps make, as the user gave them: "
+            "method, absolute url (ending in * for a prefix), status, body."
+        ),
+    )
+
+
+def test_run(doc: WorkflowDocument, args: TestRunArgs, ctx: ToolContext) -> ReadOutput:
+    """Validate the request; the agent graph runs the workflow itself (``TurnRuntime.runner``)."""
+    if not doc.structure.jobs:
+        raise ToolInputError("The workflow has no steps to run yet.", code="nothing_to_run")
+    return ReadOutput(
+        "Test run requested.",
+        {
+            "input": args.input,
+            "responses": [r.model_dump(mode="json") for r in args.responses],
+        },
+    )
+
+
+test_run.__test__ = False  # type: ignore[attr-defined]
+
+TOOL = ToolSpec(
+    "test_run",
+    TestRunArgs,
+    "run",
+    test_run,
+    spinner="Test-running the workflow…",
+    action="test-run the workflow",
+)
