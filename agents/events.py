@@ -15,9 +15,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.testrun import TestRun
 from tools.document.structure import Change
 from tools.plan import Contract, PlanDelta, ProjectPlan
+from tools.testrun import TestRun
 
 
 class _Event(BaseModel):

@@ -38,9 +38,9 @@ from agents.events import (
     TurnCompletedEvent,
     WorkflowEvent,
 )
-from agents.testrun.model import SampleResponse
 from app.text import ClientText
 from tools.errors import PlanwrightError
+from tools.testrun import SampleResponse
 
 # --- client -> server -------------------------------------------------------
 

@@ -8,7 +8,6 @@ import typing
 import pytest
 
 from agents import events as ev
-from tools.testrun import TestRun
 from app.ws.protocol import (
     SERVER_FRAME_ADAPTER,
     ErrorFrame,
@@ -22,6 +21,7 @@ from app.ws.protocol import (
 )
 from tools.errors import PlanwrightError
 from tools.plan import PlannedTrigger, PlannedWorkflow, ProjectPlan
+from tools.testrun import TestRun
 
 SAMPLES: list[ev.Event] = [
     ev.RouteEvent(destination="planner"),
