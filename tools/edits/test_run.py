@@ -22,7 +22,7 @@ class TestRunArgs(ToolArgs):
     input: dict[str, Any] | None = Field(
         None,
         description=(
-            "The initial state, as the user gave it: {\"data\": {...}} (a bare object is "
+            'The initial state, as the user gave it: {"data": {...}} (a bare object is '
             "taken as data). Leave it out when the user gave no sample."
         ),
     )
