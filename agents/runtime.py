@@ -8,10 +8,10 @@ committer that persists each mutation before it is published.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agents.models.base import ChatModel, ModelRole
 from agents.usage import DEFAULT_PRICES, ModelPrice, RecordingModel, UsageLedger
@@ -21,6 +21,10 @@ from tools.document import WorkflowDocument
 from tools.document.structure import Change
 from tools.document.yaml_io import DEFAULT_MAX_BYTES
 from tools.errors import PlanwrightError
+from tools.testrun import RunRequest, TestRun
+
+if TYPE_CHECKING:
+    from agents.events import RunProgressEvent
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +86,23 @@ async def commit_change(
         raise CommitError(
             f"Could not save the change made by {tool}; the workflow is at its last saved version."
         ) from exc
+
+
+class TurnTestRuns(Protocol):
+    """Test-runs a turn's document for the ``test_run`` tool (DESIGN §5c), and keeps the run.
+
+    The service's implementation runs it in OpenFn's runtime (``agents.testrun``) and
+    stores it with the workflow; ``on_progress`` gets each step's start and end."""
+
+    async def run(
+        self,
+        *,
+        yaml: str,
+        version: int,
+        request: RunRequest,
+        turn_id: str,
+        on_progress: Callable[[RunProgressEvent], Awaitable[None]] | None = None,
+    ) -> TestRun: ...
 
 
 @dataclass
@@ -171,6 +192,9 @@ class TurnRuntime(RecordsCalls):
     usage: UsageLedger = field(default_factory=UsageLedger)
     """Every model call of the turn and the prompts it used (a resumed turn's starts
     with the calls stored before the pause)."""
+    test_runs: TurnTestRuns | None = None
+    """Runs the workflow for ``test_run`` calls; ``None``: test runs are not available
+    here (the call gets ``runs_unavailable``)."""
     _doc: WorkflowDocument | None = field(default=None, repr=False)
     """The parsed document, kept between nodes while it matches ``_doc_version``."""
     _doc_version: int | None = field(default=None, repr=False)
