@@ -9,7 +9,7 @@
 #     it never downloads a browser of its own)
 #   * the pinned npm `@openfn/project` for tests/external (needs node >= 20 and npm)
 #   * the pinned npm `@openfn/runtime` + language-common/-http for tests/external
-#     and the eval runtime grader (tests/external/openfn_runtime, same mechanism)
+#     and the eval runtime grader (agents/testrun/node, same mechanism)
 #
 # Idempotent and silent when everything is already there. Installing packages
 # needs root; without it the script lists what is missing and how to install
@@ -138,7 +138,7 @@ ensure_openfn_project() {
 ensure_openfn_runtime() {
   command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || return 0 # said above
   [ -x "$PYTHON" ] || return 0
-  "$PYTHON" -c 'from evals.openfn.install import ensure_installed as f; f()' \
+  "$PYTHON" -c 'from agents.testrun.install import ensure_installed as f; f()' \
     || need "@openfn/runtime (npm ci in .cache/openfn-runtime)" "needs the npm registry; see the error above"
 }
 

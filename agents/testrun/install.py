@@ -1,4 +1,4 @@
-"""Install the pinned ``@openfn/runtime`` and adaptors (``tests/external/openfn_runtime/``).
+"""Install the pinned ``@openfn/runtime`` and adaptors (``agents/testrun/node/``).
 
 ``package.json`` and the committed ``package-lock.json`` pin every npm package;
 ``npm ci`` installs exactly those into a cache folder, next to copies of the
@@ -25,7 +25,7 @@ from pathlib import Path
 from tools.errors import PlanwrightError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PACKAGE_DIR = REPO_ROOT / "tests" / "external" / "openfn_runtime"
+PACKAGE_DIR = Path(__file__).resolve().parent / "node"
 DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "openfn-runtime"
 SCRIPTS = ("run.mjs", "compile.mjs", "guard.mjs")
 _INSTALL_FILES = ("package.json", "package-lock.json")

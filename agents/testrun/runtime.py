@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evals.openfn.install import (
+from agents.testrun.install import (
     DEFAULT_CACHE_DIR,
     OpenFnRuntimeUnavailable,
     ensure_installed,
     node_path,
 )
-from evals.openfn.mock_http import MockHttp
+from agents.testrun.mock_http import MockHttp
 
 _NODE_TIMEOUT_S = 120
 

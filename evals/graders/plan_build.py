@@ -20,12 +20,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from agents.testrun.mock_http import Request
 from evals.execute import RunOutcome
 from evals.graders.base import GradeResult
 from evals.graders.plan import per_turn
 from evals.graders.runtime import NAME as RUNTIME_NAME
 from evals.graders.runtime import run_document
-from evals.openfn.mock_http import Request
 from evals.plan_execute import PlanTurnOutcome
 from evals.plan_scenario import PlanTurnExpect
 from evals.scenario import Scenario

@@ -3,7 +3,7 @@
 The final document is exported as a CLI ``workflow.json``
 (``tools.document.openfn.to_cli_workflow``) and run in the pinned
 ``@openfn/runtime`` with the real adaptors npm serves here (common, http,
-fhir; ``evals.openfn``) against a loopback mock HTTP server. It applies to
+fhir; ``agents.testrun``) against a loopback mock HTTP server. It applies to
 runs that changed the workflow (their output) and have jobs.
 
 Without ``expect.runs`` it runs once, the mock answering every request 200
@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from agents.testrun.install import OpenFnRuntimeUnavailable, pinned
+from agents.testrun.mock_http import MockHttp, Request
+from agents.testrun.runtime import RuntimeRun, run_cli_workflow
 from evals.execute import RunOutcome
 from evals.graders.base import GradeResult, resolve_job
-from evals.openfn.install import OpenFnRuntimeUnavailable, pinned
-from evals.openfn.mock_http import MockHttp, Request
-from evals.openfn.runtime import RuntimeRun, run_cli_workflow
 from evals.scenario import RunExpect, Scenario
 from tools.document import WorkflowDocument
 from tools.document.openfn import to_cli_workflow

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agents.testrun import install
 from evals.execute import RunOutcome
 from evals.graders import grade_deterministic
 from evals.graders.base import GradeResult
@@ -18,7 +19,6 @@ from evals.graders.plan_build import (
     plan_runs_in_openfn,
     workflow_problems,
 )
-from evals.openfn import install
 from evals.plan_execute import PlanRunOutcome, PlanTurnOutcome
 from evals.plan_scenario import SPECS_DIR
 from evals.report import results_dict

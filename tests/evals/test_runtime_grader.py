@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from agents.testrun import install
 from evals.graders import runs_in_openfn
-from evals.openfn import install
 from tests.evals.helpers import REFERRAL, outcome, scenario
 
 COMMON_ONLY = """\

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evals.openfn.install import OpenFnRuntimeUnavailable, ensure_installed
+from agents.testrun.install import OpenFnRuntimeUnavailable, ensure_installed
 from tests.external.openfn_harness import (
     DEFAULT_CACHE_DIR,
     OpenFnHarnessError,
@@ -27,7 +27,7 @@ def openfn_cache() -> Path:
 
 @pytest.fixture(scope="session")
 def runtime_root() -> Path:
-    """The ``@openfn/runtime`` install (``openfn_runtime/``)."""
+    """The ``@openfn/runtime`` install (``agents/testrun/node/``)."""
     try:
         return ensure_installed()
     except OpenFnRuntimeUnavailable as exc:

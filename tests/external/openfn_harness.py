@@ -44,7 +44,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 
-from evals.openfn.install import OpenFnRuntimeUnavailable, install_pinned
+from agents.testrun.install import OpenFnRuntimeUnavailable, install_pinned
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "openfn_project"
 REPO_ROOT = Path(__file__).resolve().parents[2]

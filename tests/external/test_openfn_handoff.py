@@ -38,8 +38,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from evals.openfn.mock_http import MockHttp
-from evals.openfn.runtime import RuntimeRun, run_cli_workflow
+from agents.testrun.mock_http import MockHttp
+from agents.testrun.runtime import RuntimeRun, run_cli_workflow
 from tests.external.openfn_harness import load_with_openfn
 from tests.tools.helpers import make_context
 from tools.base import ToolContext

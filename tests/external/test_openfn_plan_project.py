@@ -44,8 +44,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from evals.openfn.mock_http import MockHttp
-from evals.openfn.runtime import RuntimeRun, run_cli_workflow
+from agents.testrun.mock_http import MockHttp
+from agents.testrun.runtime import RuntimeRun, run_cli_workflow
 from tests.external.openfn_harness import expected_from_document, load_with_openfn
 from tests.external.service_plan import Planned, plan_and_build
 from tests.external.service_workflows import offline_service

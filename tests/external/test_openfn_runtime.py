@@ -6,10 +6,10 @@ for all steps (``service_workflows.build_workflow``). It is exported through
 the service as a CLI ``workflow.json`` (``GET /v1/workflows/{id}/export?format=cli``) and
 executed by the pinned ``@openfn/runtime`` 1.9.5 with the real
 ``@openfn/language-common`` and ``@openfn/language-http`` against ``MockHttp``
-on loopback (``evals.openfn.runtime``; node refuses every other host).
+on loopback (``agents.testrun.runtime``; node refuses every other host).
 
 ``@openfn/compiler`` and ``@openfn/cli`` are not on the npm registry here, so
-``tests/external/openfn_runtime/compile.mjs`` turns each job body into the
+``agents/testrun/node/compile.mjs`` turns each job body into the
 module the runtime takes, for exactly this subset (anything else is a compile
 error reported as "not run", never guessed):
 
@@ -42,8 +42,8 @@ from typing import Any
 
 import pytest
 
-from evals.openfn.mock_http import MockHttp
-from evals.openfn.runtime import RuntimeRun, run_cli_workflow
+from agents.testrun.mock_http import MockHttp
+from agents.testrun.runtime import RuntimeRun, run_cli_workflow
 from tests.external.service_workflows import build_workflow, offline_service
 
 pytestmark = pytest.mark.external

@@ -1,7 +1,7 @@
 """The runtime harness itself, on hand-written CLI workflow.json fixtures.
 
-``evals.openfn.runtime.run_cli_workflow`` executes a CLI workflow in the pinned
-``@openfn/runtime`` (``tests/external/openfn_runtime/package.json``) with the
+``agents.testrun.runtime.run_cli_workflow`` executes a CLI workflow in the pinned
+``@openfn/runtime`` (``agents/testrun/node/package.json``) with the
 real ``@openfn/language-common`` and ``@openfn/language-http`` against
 ``MockHttp`` on loopback. These tests pin down what the harness reports (path,
 errors, compile results, refused connections) so that the tests on workflows
@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from evals.openfn.mock_http import MockHttp
-from evals.openfn.runtime import RuntimeRun, run_cli_workflow
+from agents.testrun.mock_http import MockHttp
+from agents.testrun.runtime import RuntimeRun, run_cli_workflow
 
 pytestmark = pytest.mark.external
 
