@@ -116,6 +116,42 @@ class Settings(BaseSettings):
         None, description="Folder of locally installed adaptor packages (planwright adaptor-docs)."
     )
 
+    # -- test runs (DESIGN §5c): limits of each run in OpenFn's runtime ------------------
+    run_timeout_s: float = Field(
+        20.0,
+        gt=0,
+        le=120,
+        description="Wall-clock limit of a test run whose request gives no timeout_s.",
+    )
+    run_max_timeout_s: float = Field(
+        120.0,
+        gt=0,
+        le=120,
+        description="Largest timeout_s a test run may ask for (a larger one is refused).",
+    )
+    run_memory_mb: int = Field(
+        256, ge=32, le=8192, description="Heap limit of the node process of each test run (MB)."
+    )
+    run_output_bytes: int = Field(
+        262_144,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description="Largest input, output or logs kept per step of a test run (bytes of "
+        "JSON); larger ones are cut and the step marked truncated.",
+    )
+    runs_per_worker: int = Field(
+        2, ge=1, le=64, description="Test runs one worker process runs at once."
+    )
+    run_queue_wait_s: float = Field(
+        5.0,
+        ge=0,
+        le=600,
+        description="How long a test run waits for a free slot before it is refused as busy.",
+    )
+    run_list_limit: int = Field(
+        50, ge=1, le=1000, description="Most runs GET /v1/workflows/{id}/runs returns."
+    )
+
     @field_validator("model_prices", mode="after")
     @classmethod
     def _over_the_default_prices(cls, prices: dict[str, ModelPrice]) -> dict[str, ModelPrice]:
@@ -132,6 +168,8 @@ class Settings(BaseSettings):
             raise ValueError("max_yaml_bytes must be at least 1024")
         if self.max_body_bytes < self.max_yaml_bytes:
             raise ValueError("max_body_bytes must be at least max_yaml_bytes")
+        if self.run_timeout_s > self.run_max_timeout_s:
+            raise ValueError("run_timeout_s must not exceed run_max_timeout_s")
         roles = self.token_holders()
         if not roles and not _is_loopback(self.host):
             raise ValueError(

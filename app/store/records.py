@@ -18,6 +18,7 @@ from sqlalchemy import RowMapping
 from agents.events import ModelCallUsage
 from agents.usage import PromptUse
 from app.store.models import MessageRole, TurnStatus
+from tools.testrun import TestRun
 
 __all__ = [
     "ConfirmationRecord",
@@ -25,6 +26,7 @@ __all__ = [
     "ModelCallRecord",
     "ProjectRecord",
     "SessionRecord",
+    "TestRunRecord",
     "TurnRecord",
     "VersionRecord",
     "WorkflowRecord",
@@ -84,6 +86,8 @@ class SessionRecord(_Record):
     owner: str | None
     created_at: datetime
     project_id: str | None = None
+    review: bool = False
+    """Its turns end with a proposal to accept before anything lands (DESIGN §5c)."""
 
 
 class MessageRecord(_Record):
@@ -157,3 +161,30 @@ class ConfirmationRecord(_Record):
     answered_by: str | None
     answered_at: datetime | None
     feedback: str | None
+
+
+class TestRunRecord(_Record):
+    """A stored test run: where it came from, and the run as every client reads it."""
+
+    __test__ = False  # not a pytest class
+
+    id: str
+    workflow_id: str
+    version: int
+    """The workflow version it ran (a review-mode turn's draft was based on it)."""
+    status: str
+    session_id: str | None
+    """The chat session it was started from (a ``run`` frame, the chat tool); ``None``
+    for ``POST /v1/workflows/{id}/runs``."""
+    turn_id: str | None
+    """The turn whose ``test_run`` call started it, if one did."""
+    created_by: str | None
+    created_at: datetime
+    run: TestRun
+    """The run itself (``result``), never holding a credential value."""
+
+    @classmethod
+    def from_row(cls, row: RowMapping) -> Self:
+        data = dict(row)
+        data["run"] = TestRun.model_validate_json(data.pop("result"))
+        return cls.model_validate(data)

@@ -47,6 +47,7 @@ from app.store.records import (
     VersionRecord,
     WorkflowRecord,
 )
+from app.store.run_queries import RunQueries
 from app.store.turn_queries import TurnQueries
 
 __all__ = [
@@ -71,7 +72,7 @@ def _uuid() -> str:
 _VERSION_COLUMNS = [c for c in workflow_versions.c if c.name not in ("id", "yaml")]
 
 
-class Store(ProjectQueries, TurnQueries, ConfirmationQueries):
+class Store(ProjectQueries, TurnQueries, ConfirmationQueries, RunQueries):
     """Persistence for projects, workflows, their versions, chat sessions, messages, turns
     and the confirmations turns asked for.
 
@@ -263,6 +264,7 @@ class Store(ProjectQueries, TurnQueries, ConfirmationQueries):
         read_only: bool,
         owner: str | None = None,
         project_id: str | None = None,
+        review: bool = False,
     ) -> SessionRecord:
         """A session whose turns edit ``workflow_id``; with ``project_id``, a session on
         that project, which must hold the workflow (else :class:`ConflictError`). With
@@ -276,6 +278,7 @@ class Store(ProjectQueries, TurnQueries, ConfirmationQueries):
             read_only=read_only,
             owner=owner,
             created_at=self._clock(),
+            review=review,
         )
         async with self._writer.begin() as conn:
             if workflow_id is None:
