@@ -34,6 +34,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     chat.add_argument("--read-only", action="store_true", help="questions only; no changes")
     chat.add_argument(
+        "--review",
+        action="store_true",
+        help="review mode: each turn's changes wait as a proposal to accept all, some or none "
+        "of before anything is saved",
+    )
+    chat.add_argument(
         "--mode",
         choices=("plan", "edit"),
         help="send every turn in this mode (plan: propose workflows for review first)",
@@ -70,9 +76,10 @@ async def run_chat(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
                 if workflow_id is None:
                     return 0
                 target = {"workflow_id": workflow_id}
-            session = await rest.call(
-                "POST", "/v1/sessions", json={**target, "read_only": bool(args.read_only)}
-            )
+            body: dict[str, Any] = {**target, "read_only": bool(args.read_only)}
+            if args.review:
+                body["review"] = True  # left out otherwise: the server's default
+            session = await rest.call("POST", "/v1/sessions", json=body)
             detail = await rest.call("GET", f"/v1/sessions/{session['id']}")
             workflow = detail.get("workflow")
             project_id = detail.get("project_id") or (workflow or {}).get("project_id")
@@ -91,6 +98,7 @@ async def run_chat(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
                 project_id=project_id,
                 mode=args.mode,
                 pending=detail.get("pending_confirmation"),
+                review=bool(detail.get("review", args.review)) and not args.project,
             )
             return await client.run()
         except ChatError as exc:

@@ -1,7 +1,8 @@
 """One chat session: the prompt loop, slash commands, turns over the WebSocket
-(with confirmations and plan reviews), and the frames the server sends (status
-lines, streamed answers, workflow changes made here or elsewhere, plan progress),
-reconnecting when the connection drops.
+(with confirmations, plan reviews and review-mode proposals), test runs and fixing a
+failed one, and the frames the server sends (status lines, streamed answers, workflow
+changes made here or elsewhere, plan and run progress), reconnecting when the
+connection drops.
 
 A session is on one workflow, or on a project (``workflow_id`` None: a project
 session, whose turns plan the project's workflows; DESIGN §5a)."""
@@ -17,13 +18,33 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus, InvalidURI
 
-from app.client import plan
+from app.client import plan, review, runs
 from app.client.rest import ChatError, Rest
 from app.client.terminal import LineReader, Output, ask
 from app.client.tree import changed_keys, render_tree
 from tools.document import WorkflowDocument
 
 RECONNECT_ATTEMPTS = 8
+FRAME_LIMIT = 60_000
+"""Bytes of a ``run`` frame sent over the socket (the server's default frame limit is
+64 KiB, and a bigger frame closes the socket); a bigger run goes over REST."""
+ERROR_ENDS_WAIT = {
+    "busy",
+    "no_pending_confirmation",
+    "no_pending_proposal",
+    "stale_proposal",
+    "dependent_change",
+    "proposal_pending",
+}
+ERROR_HELP = {
+    "stale_proposal": "Not applied: the workflow changed since this proposal was made and its "
+    "changes no longer fit; nothing was saved and the proposal is closed. Ask again for a "
+    "new one.",
+    "dependent_change": "Not applied: a change you accepted needs one you left out; nothing "
+    "was saved. Accept both, or leave out the one that needs the other.",
+    "no_pending_proposal": "That proposal is no longer open (answered elsewhere, or closed).",
+    "proposal_pending": "A proposal is still waiting for your answer: answer it first.",
+}
 FATAL_CLOSE_CODES = {1008: "the server refused the token", 4404: "the session no longer exists"}
 HELP = """\
 Say what you want in plain English, e.g. "add a step called Dedupe with common after Fetch".
@@ -31,6 +52,17 @@ Commands:
   /plan TEXT   send TEXT as a plan-mode turn (propose workflows for review); /plan alone
                reads a pasted spec until a line with just "."; /plan @FILE sends a file
   /project     the project's workflows and where its plan stands
+  /run [@INPUT.json [@RESPONSES.json]]
+               test-run the workflow in OpenFn's runtime on a sample input (a JSON
+               state, {"data": {...}}) with sample answers for its HTTP calls (a JSON
+               list of {method, url, status, body}); no file: an empty input
+  /fix         hand the last failed test run (step, error, input) to the planner
+  /errors @FILE [MESSAGE]
+               send the errors in FILE (a log, a stack trace) with MESSAGE (default
+               "Fix these errors") for the planner to fix; /errors alone reads pasted
+               lines up to one with just "."
+  /review      show the proposal waiting for review again, and answer it
+  /diff        the whole diff of the open proposal
   /tree        show the workflow as a tree
   /yaml        print the workflow YAML
   /versions    list the versions (who, when, which tool, what)
@@ -56,7 +88,11 @@ class ChatClient:
     mode: str | None = None
     """The mode every turn is sent with (``--mode``); None: the server's default."""
     pending: dict[str, Any] | None = None
-    """The session's pending confirmation when it opened (a plan waiting for review)."""
+    """The session's pending confirmation when it opened (a plan or a proposal waiting
+    for review)."""
+    review: bool = False
+    """Review mode (``--review``): turns work on a draft and end with a proposal to accept
+    all, some or none of (DESIGN §5c); every turn frame says so too."""
     ws: ClientConnection | None = None
     turn_events: asyncio.Queue[tuple[str, dict[str, Any]]] = field(default_factory=asyncio.Queue)
     in_turn: bool = False
@@ -66,6 +102,18 @@ class ChatClient:
     quitting: bool = False
     fatal: str | None = None
     plan_names: dict[str, str] = field(default_factory=dict)
+    proposal: dict[str, Any] | None = None
+    """The review-mode proposal last seen open (``review.proposal_from``'s form)."""
+    prompting: str | None = None
+    """The request id of the proposal whose review prompt is showing."""
+    reopened: dict[str, Any] | None = None
+    """A proposal found open after reconnecting: the prompt loop shows it next."""
+    wakeup: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set to interrupt the ``you>`` prompt (a proposal came back after reconnecting)."""
+    running: bool = False
+    """A ``/run`` is waiting for its ``run.completed``."""
+    last_run: dict[str, Any] | None = None
+    """The last test run seen in this session (a ``/run`` or the planner's)."""
 
     @property
     def on_project(self) -> bool:
@@ -77,18 +125,23 @@ class ChatClient:
             self.out.line(f"Project {self.name!r} · {mode.replace('editing', 'planning')}")
             await plan.show_project(self.rest, self.out, self.project_id)
         else:
+            if self.review and not self.read_only:
+                mode += " · review mode: changes wait for your review"
             self.out.line(f"Workflow {self.name!r} v{self.version} · {mode}")
             self.print_tree(set())
         self.out.line(self.out.paint("Type /help for commands, /quit to leave.", "dim"))
         await self.connect()
         receiver = asyncio.create_task(self.receive())
         try:
-            review = plan.review_from(self.pending)
-            if review is not None:  # proposed before this client opened the session
+            planned = plan.review_from(self.pending)
+            proposal = review.proposal_from(self.pending)
+            if planned is not None:  # proposed before this client opened the session
                 self.out.line("A plan is waiting for review:")
                 self.begin_turn()
-                self.turn_events.put_nowait(("plan", review))
+                self.turn_events.put_nowait(("plan", planned))
                 await self.wait_for_turn()
+            elif proposal is not None:
+                self.reopened = proposal  # the loop shows it first
             return await self.loop()
         finally:
             self.quitting = True
@@ -112,7 +165,12 @@ class ChatClient:
             if self.fatal:
                 self.out.line(f"error: {self.fatal}")
                 return 2
-            line = await ask(self.out, self.lines, self.out.paint("you> ", "cyan"))
+            if self.reopened is not None:
+                proposal, self.reopened = self.reopened, None
+                self.out.line("A proposal is waiting for review:")
+                await self.review_proposal(proposal)
+                continue
+            line = await self.prompt()
             if line is None:
                 return 0
             text = line.strip()
@@ -123,6 +181,34 @@ class ChatClient:
                     return 0
                 continue
             await self.turn(text)
+
+    async def prompt(self) -> str | None:
+        """The ``you>`` line (None at end of input), or ``""`` (a blank line, which the
+        loop skips) when :attr:`wakeup` interrupts the wait; a read cancelled while it
+        waits loses no line (the line was still in the queue)."""
+        self.out.partial(self.out.paint("you> ", "cyan"))
+        read = asyncio.ensure_future(self.lines.read())
+        woken = asyncio.ensure_future(self.wakeup.wait())
+        try:
+            await asyncio.wait({read, woken}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+        if not read.done():
+            read.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await read
+            self.wakeup.clear()
+            self.out.line()
+            return ""
+        self.wakeup.clear()
+        line = read.result()
+        if line is None:
+            self.out.line()
+        elif self.lines.interactive:
+            self.out.typed()
+        else:
+            self.out.echo(line)
+        return line
 
     # --- commands ---
 
@@ -139,7 +225,17 @@ class ChatClient:
                     await self.turn(spec, mode="plan")
             elif name == "/project":
                 await plan.show_project(self.rest, self.out, self.project_id)
-            elif self.on_project and name in ("/yaml", "/tree", "/versions", "/revert"):
+            elif self.on_project and name in (
+                "/yaml",
+                "/tree",
+                "/versions",
+                "/revert",
+                "/run",
+                "/fix",
+                "/errors",
+                "/review",
+                "/diff",
+            ):
                 self.out.line(f"{name} works on one workflow; this is a project session.")
             elif name == "/yaml":
                 self.out.write(self.yaml if self.yaml.endswith("\n") else self.yaml + "\n")
@@ -149,6 +245,19 @@ class ChatClient:
                 await self.versions()
             elif name == "/revert":
                 await self.revert(rest.strip())
+            elif name == "/run":
+                await self.test_run(rest.strip())
+            elif name == "/fix":
+                await self.fix()
+            elif name == "/errors":
+                await self.errors(rest.strip())
+            elif name == "/review":
+                await self.review_again()
+            elif name == "/diff":
+                if self.proposal is None:
+                    self.out.line("No proposal is open (/review asks the server).")
+                else:
+                    self.out.lines(review.diff_lines(self.proposal["diff"], self.out.paint))
             else:
                 self.out.line(f"Unknown command {name}; /help lists them.")
         except ChatError as exc:
@@ -187,15 +296,123 @@ class ChatClient:
         self.out.line(f"Reverted to v{target}; saved as v{result['version']}.")
         self.print_tree(changed_keys(before, self.yaml))
 
+    # --- test runs and fixing ---
+
+    async def test_run(self, argument: str) -> None:
+        """``/run``: send the ``run`` frame, show its progress and the finished run."""
+        files = runs.read_run_files(argument)
+        if isinstance(files, str):
+            self.out.line(files)  # bad file or JSON: nothing is sent
+            return
+        frame = files.frame()
+        if len(json.dumps(frame).encode()) > FRAME_LIMIT:
+            # Too big for one socket frame (the server would close the socket): the same
+            # run over REST, without progress lines.
+            self.out.line("  (a large sample: running it over HTTP, without progress lines)")
+            body = {k: v for k, v in frame.items() if k != "type"}
+            run = await self.rest.call("POST", f"/v1/workflows/{self.workflow_id}/runs", json=body)
+            self.show_run(run)
+            return
+        if self.ws is None:
+            self.out.line("Not connected; try again in a moment.")
+            return
+        self.running = True
+        while not self.turn_events.empty():
+            self.turn_events.get_nowait()
+        try:
+            await self.ws.send(json.dumps(frame))
+        except ConnectionClosed:
+            self.running = False
+            self.out.line("Not connected, so that was not sent; try again in a moment.")
+            return
+        self.out.line(self.out.paint("  Test-running the workflow in OpenFn's runtime…", "dim"))
+        while True:
+            kind, _ = await self.turn_events.get()
+            if kind in ("run", "error", "lost"):
+                break
+        self.running = False
+
+    def show_run(self, run: dict[str, Any]) -> None:
+        self.last_run = run
+        self.out.end_line()
+        self.out.lines(runs.render_run(run, runs.step_names(self.yaml), self.out.paint))
+
+    async def fix(self) -> None:
+        """``/fix``: the last failed test run as an errors-mode turn."""
+        if self.read_only:
+            self.out.line("This is a read-only session: an editor can fix the workflow.")
+            return
+        run = self.last_run
+        if run is None:  # none in this client: the workflow's newest run, if any
+            found = await self.rest.call("GET", f"/v1/workflows/{self.workflow_id}/runs")
+            newest = (found.get("runs") or []) if isinstance(found, dict) else []
+            run = newest[0] if newest else None
+        errors = runs.fix_errors(run, runs.step_names(self.yaml)) if run else None
+        if errors is None:
+            status = str(run.get("status")) if run else ""
+            words = runs.STATUS_WORDS.get(status, ("", "", status))[2]
+            what = f"the last test run {words}" if run else "there is no test run yet"
+            self.out.line(f"Nothing to fix: {what}. /run tests the workflow.")
+            return
+        step = runs.failed_step(run) if run else None
+        where = f" at {step.get('name') or step.get('key')}" if step else ""
+        if run and run.get("version") not in (None, self.version):
+            self.out.line(
+                f"  (that run was of v{run['version']}; the workflow is now v{self.version})"
+            )
+        self.out.line(f"  Sending the failed run{where} to the planner…")
+        await self.turn(runs.FIX_CONTENT, errors=errors)
+
+    async def errors(self, argument: str) -> None:
+        """``/errors @FILE [MESSAGE]`` (or pasted lines): an errors-mode turn."""
+        if self.read_only:
+            self.out.line("This is a read-only session: an editor can fix the workflow.")
+            return
+        message = ""
+        if argument.startswith("@"):
+            path, _, message = argument[1:].partition(" ")
+            try:
+                with open(path, encoding="utf-8") as file:
+                    text = file.read()
+            except (OSError, UnicodeDecodeError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+                self.out.line(f"Cannot read {path}: {reason or exc}")
+                return
+        elif argument:
+            self.out.line("Usage: /errors @FILE [MESSAGE], or /errors alone to paste them")
+            return
+        else:
+            self.out.line('Paste the errors, then a line with just "." to send them.')
+            pasted: list[str] = []
+            while (line := await self.lines.read()) is not None and line.strip() != ".":
+                if not self.lines.interactive:
+                    self.out.echo(line)  # scripted input: keep the transcript readable
+                pasted.append(line)
+            text = "\n".join(pasted)
+        if not text.strip():
+            self.out.line("No errors to send.")
+            return
+        if len(text) > runs.ERRORS_LIMIT:
+            self.out.line(
+                f"Those errors are {len(text)} characters; a turn takes at most "
+                f"{runs.ERRORS_LIMIT}. Send the part that matters."
+            )
+            return
+        await self.turn(message.strip() or "Fix these errors", errors=text)
+
     # --- turns ---
 
-    async def turn(self, text: str, mode: str | None = None) -> None:
+    async def turn(self, text: str, mode: str | None = None, errors: str | None = None) -> None:
         if self.ws is None:
             self.out.line("Not connected; try again in a moment.")
             return
         frame: dict[str, Any] = {"type": "turn", "content": text, "context": {"page": "workflow"}}
         if mode or self.mode:
             frame["mode"] = mode or self.mode
+        if errors is not None:
+            frame["errors"] = errors
+        if self.review and not self.on_project:
+            frame["review"] = True
         self.begin_turn()
         try:
             await self.ws.send(json.dumps(frame))
@@ -203,7 +420,9 @@ class ChatClient:
             self.in_turn = False
             self.out.line("Not connected, so that was not sent; try again in a moment.")
             return
-        await self.wait_for_turn()
+        ended = await self.wait_for_turn()
+        if ended is not None and ended.get("code") == "proposal_pending":
+            await self.review_again()  # answer the open proposal first
 
     def begin_turn(self) -> None:
         self.in_turn = True
@@ -213,27 +432,87 @@ class ChatClient:
         while not self.turn_events.empty():
             self.turn_events.get_nowait()
 
-    async def wait_for_turn(self) -> None:
+    async def wait_for_turn(self) -> dict[str, Any] | None:
+        """Wait for the turn's end, answering what it asks on the way; the error frame
+        that ended it, if one did."""
         while True:
             kind, frame = await self.turn_events.get()
             if kind in ("confirm", "plan"):
-                answered = await (self.confirm(frame) if kind == "confirm" else self.review(frame))
+                answered = await (
+                    self.confirm(frame) if kind == "confirm" else self.review_plan(frame)
+                )
                 if answered is None:
-                    return
+                    return None
                 self.in_turn = True
                 continue
-            return
+            if kind == "proposal":
+                if await self.answer_proposal(frame) is None:
+                    return None
+                self.in_turn = True
+                continue
+            if kind == "error" and frame.get("code") == "dependent_change":
+                if (
+                    self.proposal is None
+                    or await self.answer_proposal(self.proposal, show=False) is None
+                ):
+                    return frame
+                self.in_turn = True
+                continue
+            return frame if kind == "error" else None
 
-    async def review(self, review: dict[str, Any]) -> bool | None:
+    async def review_proposal(self, proposal: dict[str, Any]) -> None:
+        """Prompt for a proposal outside a turn (open when the session opened, or found
+        again), then follow the turn its answer finishes."""
+        self.begin_turn()
+        self.turn_events.put_nowait(("proposal", proposal))
+        await self.wait_for_turn()
+
+    async def review_again(self) -> None:
+        """``/review``: the session's open proposal, as the server has it, and its prompt."""
+        detail = await self.rest.call("GET", f"/v1/sessions/{self.session_id}")
+        proposal = review.proposal_from(detail.get("pending_confirmation"))
+        if proposal is None:
+            self.proposal = None
+            self.out.line("No proposal is waiting for review.")
+            return
+        await self.review_proposal(proposal)
+
+    async def answer_proposal(self, proposal: dict[str, Any], show: bool = True) -> bool | None:
+        """Show a review-mode proposal and send the user's answer; None when not answered
+        (it stays open at the server: ``/review`` brings it back)."""
+        self.proposal = proposal
+        self.prompting = proposal["request_id"]
+        try:
+            if not show:
+                self.out.line("  Choose again: the proposal is still open.")
+            answer = await review.ask_review(
+                self.out, self.lines, proposal, read_only=self.read_only, show=show
+            )
+        finally:
+            self.prompting = None
+        if answer is None:
+            return None
+        if self.ws is None:
+            self.out.line("  Not connected; answer again after reconnecting (/review).")
+            return None
+        try:
+            await self.ws.send(json.dumps(answer.frame(proposal["request_id"])))
+        except ConnectionClosed:
+            self.out.line("  Not connected, so that was not sent; /review after reconnecting.")
+            return None
+        self.out.line(review.answered_text(answer, review.change_ids(proposal)))
+        return bool(answer.accepted)
+
+    async def review_plan(self, planned: dict[str, Any]) -> bool | None:
         """Show a proposed plan and send the user's answer; None when not answered."""
-        self.plan_names = {w["key"]: w["name"] for w in review["plan"].get("workflows", [])}
-        answer = await plan.ask_review(self.out, self.lines, review, read_only=self.read_only)
+        self.plan_names = {w["key"]: w["name"] for w in planned["plan"].get("workflows", [])}
+        answer = await plan.ask_review(self.out, self.lines, planned, read_only=self.read_only)
         if answer is None:
             return None
         if self.ws is None:
             self.out.line("  Not connected; answer again after reconnecting.")
             return None
-        await self.ws.send(json.dumps(answer.frame(str(review["request_id"]))))
+        await self.ws.send(json.dumps(answer.frame(str(planned["request_id"]))))
         self.out.line(plan.ANSWERED[answer.action])
         return answer.action == "approve"
 
@@ -292,6 +571,9 @@ class ChatClient:
             self.in_turn = False
             self.out.line("  (the turn goes on at the server; its reply is kept in the session)")
             self.turn_events.put_nowait(("lost", {}))
+        elif self.running:
+            self.out.line("  (the test run's result is kept: /fix finds it when it failed)")
+            self.turn_events.put_nowait(("lost", {}))
         delay = 0.5
         for _ in range(RECONNECT_ATTEMPTS):
             await asyncio.sleep(delay)
@@ -308,9 +590,23 @@ class ChatClient:
                     self.apply(current["version"], current["yaml"])
                     self.out.line(f"Caught up to v{self.version}:")
                     self.print_tree(changed_keys(before, self.yaml))
+            with contextlib.suppress(ChatError):
+                await self.find_open_proposal()
             return
         self.fatal = "the connection to the server was lost"
         self.turn_events.put_nowait(("lost", {}))
+
+    async def find_open_proposal(self) -> None:
+        """After reconnecting: a proposal open at the server and not on screen (the turn
+        ended while the connection was down, or another device made it) comes back."""
+        if self.on_project:
+            return
+        detail = await self.rest.call("GET", f"/v1/sessions/{self.session_id}")
+        proposal = review.proposal_from(detail.get("pending_confirmation"))
+        if proposal is None or proposal["request_id"] == self.prompting:
+            return
+        self.reopened = proposal
+        self.wakeup.set()
 
     def handle(self, frame: dict[str, Any]) -> None:
         kind = frame.get("type")
@@ -335,6 +631,22 @@ class ChatClient:
             self.turn_events.put_nowait(("plan", plan.review_from(frame) or frame))
         elif kind == "plan.progress":
             plan.show_progress(self.out, frame, self.plan_names)
+        elif kind == "proposal":
+            self.in_turn = False
+            proposal = review.proposal_from(frame)
+            if proposal is not None:
+                self.turn_events.put_nowait(("proposal", proposal))
+        elif kind == "run.progress":
+            phase, text = runs.progress_line(frame, runs.step_names(self.yaml))
+            if phase == "spinner":
+                self.out.spinner(text)
+            else:
+                self.out.settled(text, mark="✗" if phase == "failed" else "✓")
+        elif kind == "run.completed":
+            if isinstance(frame.get("run"), dict):
+                self.show_run(frame["run"])
+            if self.running and not frame.get("turn_id"):
+                self.turn_events.put_nowait(("run", frame))  # the /run's own (a turn's goes on)
         elif kind == "message.delta":
             if not self.streamed:
                 self.out.end_line()
@@ -349,6 +661,7 @@ class ChatClient:
             self.streamed = False
         elif kind == "turn.completed":
             self.out.end_line()
+            self.proposal = None  # a turn that ends has no proposal open
             if self.version != self.turn_start_version:
                 self.out.line(self.out.paint(f"── workflow now at v{self.version} ──", "dim"))
                 self.print_tree(self.turn_changes)
@@ -361,7 +674,14 @@ class ChatClient:
                 subject = "project" if self.on_project else "workflow"
                 message = f"another turn is running on this {subject}; try again when it finishes"
             self.out.line(self.out.paint(f"! {code}: {message}", "red"))
-            if self.in_turn or code in ("busy", "no_pending_confirmation"):
+            explained = ERROR_HELP.get(code)
+            if explained:
+                self.out.line(f"  {explained}")
+            if code in ("stale_proposal", "no_pending_proposal"):
+                self.proposal = None  # closed at the server
+            if code == "dependent_change" and frame.get("changes"):
+                self.out.line(f"  The changes in question: {', '.join(map(str, frame['changes']))}")
+            if self.in_turn or self.running or code in ERROR_ENDS_WAIT:
                 self.in_turn = False
                 self.turn_events.put_nowait(("error", frame))
 
