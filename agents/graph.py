@@ -1,4 +1,5 @@
-"""The turn graph: route -> planner <-> tools (with confirmation and code fan-out) -> finish.
+"""The turn graph: route -> planner <-> tools (with confirmation and code fan-out) -> finish;
+in review mode, propose -> review (the pause on the proposal) before finish.
 
 ``build_graph`` takes its checkpointer as an argument; models, settings and
 the committer arrive per run as the LangGraph context (``TurnRuntime``), so
@@ -18,6 +19,7 @@ from agents.nodes.code import collect_node, direct_code_node, job_code_node
 from agents.nodes.confirm import confirm_node
 from agents.nodes.finish import finish_node
 from agents.nodes.planner import planner_node
+from agents.nodes.review import propose_node, review_node
 from agents.nodes.route import route_node
 from agents.nodes.tools_round import tools_node
 from agents.runtime import TurnRuntime
@@ -30,8 +32,15 @@ async def _after_route(state: TurnState) -> Literal["direct_code", "planner"]:
     return "direct_code" if state.get("route") == "job_code" else "planner"
 
 
-async def _after_planner(state: TurnState) -> Literal["confirm", "finish"]:
-    return "confirm" if state.get("pending") else "finish"
+async def _after_planner(state: TurnState) -> Literal["confirm", "propose", "finish"]:
+    if state.get("pending"):
+        return "confirm"
+    return await _after_edits(state)
+
+
+async def _after_edits(state: TurnState) -> Literal["propose", "finish"]:
+    """A review-mode turn that changed something proposes it; any other turn is done."""
+    return "propose" if state.get("review") and state.get("draft") else "finish"
 
 
 def build_graph(
@@ -46,13 +55,17 @@ def build_graph(
     builder.add_node("job_code", job_code_node, input_schema=CodeTask)  # type: ignore[call-overload]
     builder.add_node("collect", collect_node)
     builder.add_node("direct_code", direct_code_node)
+    builder.add_node("propose", propose_node)
+    builder.add_node("review", review_node)
     builder.add_node("finish", finish_node)
     builder.add_edge(START, "route")
     builder.add_conditional_edges("route", _after_route, ["planner", "direct_code"])
-    builder.add_conditional_edges("planner", _after_planner, ["confirm", "finish"])
+    builder.add_conditional_edges("planner", _after_planner, ["confirm", "propose", "finish"])
     builder.add_edge("confirm", "tools")
     builder.add_edge("job_code", "collect")
     builder.add_edge("collect", "planner")
-    builder.add_edge("direct_code", "finish")
+    builder.add_conditional_edges("direct_code", _after_edits, ["propose", "finish"])
+    builder.add_edge("propose", "review")
+    builder.add_edge("review", "finish")
     builder.add_edge("finish", END)
     return builder.compile(checkpointer=checkpointer)

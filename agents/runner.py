@@ -18,10 +18,16 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from agents.events import ConfirmEvent, Event, PlanProposedEvent, TurnCompletedEvent
+from agents.events import (
+    ConfirmEvent,
+    Event,
+    PlanProposedEvent,
+    ProposalEvent,
+    TurnCompletedEvent,
+)
 from agents.usage import UsageLedger
 
-Paused = (ConfirmEvent, PlanProposedEvent)
+Paused = (ConfirmEvent, PlanProposedEvent, ProposalEvent)
 
 
 class _RunContext(Protocol):
@@ -30,10 +36,15 @@ class _RunContext(Protocol):
     usage: UsageLedger
 
 
-def pause_event(value: dict[str, Any]) -> ConfirmEvent | PlanProposedEvent:
-    """The event for what a paused graph waits on: a plan review carries its plan."""
+def pause_event(value: dict[str, Any]) -> ConfirmEvent | PlanProposedEvent | ProposalEvent:
+    """The event for what a paused graph waits on: a plan review carries its plan, a
+    review-mode turn its proposal."""
     if "plan" in value:
         return PlanProposedEvent.model_validate(value)
+    if "proposal" in value:
+        return ProposalEvent(
+            request_id=value["request_id"], question=value["question"], **value["proposal"]
+        )
     return ConfirmEvent(request_id=value["request_id"], question=value["question"])
 
 
@@ -61,10 +72,18 @@ class TurnRunner:
             yield event
 
     async def resume(
-        self, turn_id: str, approved: bool, runtime: _RunContext, *, feedback: str | None = None
+        self,
+        turn_id: str,
+        approved: bool,
+        runtime: _RunContext,
+        *,
+        feedback: str | None = None,
+        answer: dict[str, Any] | None = None,
     ) -> AsyncIterator[Event]:
-        """Continue a paused turn with the answer (and the words that came with it)."""
-        answer = {"approved": approved, "feedback": feedback}
+        """Continue a paused turn with the answer (and the words that came with it);
+        ``answer`` replaces the whole resume value (a proposal's review answer)."""
+        if answer is None:
+            answer = {"approved": approved, "feedback": feedback}
         events = self._run(Command(resume=answer), turn_id, runtime)
         async for event in self._forgetting(events, turn_id):
             yield event

@@ -92,13 +92,15 @@ class TurnTestRuns(Protocol):
     """Test-runs a turn's document for the ``test_run`` tool (DESIGN §5c), and keeps the run.
 
     The service's implementation runs it in OpenFn's runtime (``agents.testrun``) and
-    stores it with the workflow; ``on_progress`` gets each step's start and end."""
+    stores it with the workflow; ``on_progress`` gets each step's start and end.
+    ``version`` is the committed version ``yaml`` is at, or ``None`` for a review-mode
+    draft (never stored as a version)."""
 
     async def run(
         self,
         *,
         yaml: str,
-        version: int,
+        version: int | None,
         request: RunRequest,
         turn_id: str,
         on_progress: Callable[[RunProgressEvent], Awaitable[None]] | None = None,

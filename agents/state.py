@@ -86,7 +86,10 @@ class TurnState(TurnInput, total=False):
     """Review mode: the document at ``base_version`` (the diff's left side)."""
     draft: list[dict[str, Any]]
     """Review mode: one entry per change made on the draft, in order: ``id``, ``tool``,
-    ``summary``, ``impact`` and ``replay`` (how to apply it again on another head)."""
+    ``summary`` and ``recipe`` (how to apply it again on another head, ``agents.review``)."""
+    proposal: dict[str, Any]
+    """Review mode: what the turn pauses on (``request_id``, ``question``, and the
+    ``proposal``: base version, draft YAML, diff, changes with their impact)."""
 
 
 class CodeTask(TypedDict):

@@ -12,10 +12,11 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agents.events import StatusEvent, workflow_event
+from agents.events import StatusEvent
 from agents.nodes.code_agent import CodeResult, run_code_agent
-from agents.nodes.commit import commit
+from agents.nodes.commit import land
 from agents.nodes.tools_round import error_block, results_message, tool_result_block
+from agents.review import code_recipe
 from agents.runtime import TurnRuntime
 from agents.state import CodeTask, TurnState
 from tools.errors import PlanwrightError
@@ -80,6 +81,7 @@ async def collect_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
     doc = rt.document(state["yaml"], state["version"])
     yaml, version = state["yaml"], state["version"]
     changes = list(state.get("changes") or [])
+    draft = list(state.get("draft") or [])
     results = dict(state.get("round_results") or {})
     for item in state.get("code_results") or []:
         use_id = item["tool_use_id"]
@@ -89,11 +91,17 @@ async def collect_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
                 use_id, "code_not_written", f"No code was written for {item['job_key']!r}: {reason}"
             )
             continue
+        job = doc.structure.jobs.get(item["job_key"])
+        old_body = job.body if job is not None else ""
         stitched = stitch_job_code(doc, item["job_key"], item["body"], catalogue=rt.tools.catalogue)
         if stitched.mutated:
-            yaml, version = await commit(rt, state, doc, version, item["tool"], stitched)
+            recipe = code_recipe(item["tool"], item["job_key"], item["body"], old_body or "")
+            yaml, version, event = await land(
+                rt, state, doc, version, item["tool"], stitched, recipe=recipe, draft=draft
+            )
             changes += [c.as_dict() for c in stitched.changes]
-            emit(workflow_event(yaml, version, stitched.changes))
+            if event is not None:
+                emit(event)
         note = f" The code agent said: {item['text']}" if item["text"] else ""
         results[use_id] = tool_result_block(use_id, stitched, doc.structure, note)
     return {
@@ -104,6 +112,18 @@ async def collect_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
         "pending": [],
         "round_results": {},
         "code_results": None,
+        **_draft_update(state, draft),
+    }
+
+
+def _draft_update(state: TurnState, draft: list[dict[str, Any]]) -> dict[str, Any]:
+    """In review mode: the draft so far and the base it started from."""
+    if not state.get("review"):
+        return {}
+    return {
+        "draft": draft,
+        "base_yaml": state.get("base_yaml", state["yaml"]),
+        "base_version": state.get("base_version", state["version"]),
     }
 
 
@@ -115,13 +135,21 @@ async def direct_code_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> d
     result = await run_code_agent(rt, doc, job_key, state["user_text"], emit)
     yaml, version = state["yaml"], state["version"]
     changes: list[dict[str, str]] = []
+    draft = list(state.get("draft") or [])
     text = result.text
     if result.body is not None:
+        job = doc.structure.jobs.get(job_key)
+        old_body = (job.body if job is not None else "") or ""
         stitched = stitch_job_code(doc, job_key, result.body, catalogue=rt.tools.catalogue)
         if stitched.mutated:
-            yaml, version = await commit(rt, state, doc, version, CODE_EDIT_TOOL.name, stitched)
+            tool = CODE_EDIT_TOOL.name
+            recipe = code_recipe(tool, job_key, result.body, old_body)
+            yaml, version, event = await land(
+                rt, state, doc, version, tool, stitched, recipe=recipe, draft=draft
+            )
             changes = [c.as_dict() for c in stitched.changes]
-            emit(workflow_event(yaml, version, stitched.changes))
+            if event is not None:
+                emit(event)
         text = text or stitched.text
     elif result.error:
         text = f"I could not change the code: {result.error}"
@@ -130,4 +158,5 @@ async def direct_code_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> d
         "version": version,
         "changes": changes,
         "final_text": text or "I made no change to the code.",
+        **_draft_update(state, draft),
     }

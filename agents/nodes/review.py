@@ -1,0 +1,100 @@
+"""Review mode's end of a turn: propose the draft, pause, apply what was accepted.
+
+``propose`` turns the draft (``state["draft"]``, one entry per change) into the
+proposal: the draft YAML, a unified diff against the base and each change with its
+impact. ``review`` pauses on it with ``interrupt`` (a checkpoint: any device, worker
+or restart can answer) and, resumed with the accepted ids and the workflow's head,
+replays exactly those changes on the head and commits them as one version.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from agents.events import workflow_event
+from agents.review import (
+    REVIEW_TOOL,
+    outcome_text,
+    proposal_changes,
+    replay,
+    unified_diff,
+)
+from agents.runtime import TurnRuntime, commit_change
+from agents.state import TurnState
+
+
+def review_request_id(turn_id: str) -> str:
+    return f"review-{turn_id}"
+
+
+async def propose_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
+    rt = runtime.context
+    draft = state.get("draft") or []
+    base_yaml, base_version = state["base_yaml"], state["base_version"]
+    changes = proposal_changes(base_yaml, draft, rt.tools, max_bytes=rt.config.max_yaml_bytes)
+    count = len(changes)
+    said = (state.get("final_text") or "").strip()
+    question = f"Apply {'this change' if count == 1 else f'these {count} changes'}?"
+    if any(c["impact"] for c in changes):
+        question += " Some of them stop steps from running (see each change's impact)."
+    return {
+        "proposal": {
+            "request_id": review_request_id(state.get("turn_id", "")),
+            "question": f"{said}\n\n{question}" if said else question,
+            "proposal": {
+                "base_version": base_version,
+                "yaml": state["yaml"],
+                "diff": unified_diff(base_yaml, state["yaml"], base_version),
+                "changes": changes,
+            },
+        }
+    }
+
+
+async def review_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
+    """Pause on the proposal; resumed with ``{accepted, head_yaml, head_version}``."""
+    rt, emit = runtime.context, runtime.stream_writer
+    answer = interrupt(state["proposal"])
+    accepted = [str(i) for i in answer.get("accepted") or []]
+    head_yaml, head_version = answer["head_yaml"], int(answer["head_version"])
+    draft = state.get("draft") or []
+    said = (state.get("final_text") or "").strip()
+    update: dict[str, Any] = {"yaml": head_yaml, "version": head_version, "changes": []}
+    if accepted:
+        done = replay(
+            base_yaml=state["base_yaml"],
+            head_yaml=head_yaml,
+            moved=head_version != state["base_version"],
+            draft=draft,
+            accepted=accepted,
+            ctx=rt.tools,
+            max_bytes=rt.config.max_yaml_bytes,
+        )
+        yaml = done.doc.to_yaml()
+        summary = outcome_text(draft, done.applied, head_version + 1)
+        version = await commit_change(
+            rt.committer,
+            yaml=yaml,
+            name=done.doc.name,
+            base_version=head_version,
+            tool=REVIEW_TOOL,
+            changes=done.changes,
+            summary=summary,
+            turn_id=state.get("turn_id", ""),
+        )
+        rt.adopt(done.doc, version)
+        emit(workflow_event(yaml, version, done.changes))
+        update |= {
+            "yaml": yaml,
+            "version": version,
+            "changes": [c.as_dict() for c in done.changes],
+        }
+        outcome = outcome_text(draft, done.applied, version)
+    else:
+        outcome = outcome_text(draft, [], head_version)
+    # The reply (and so the planner's history) says what was and was not applied.
+    update["final_text"] = f"{said}\n\n{outcome}" if said else outcome
+    return update

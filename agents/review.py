@@ -1,0 +1,296 @@
+"""Review mode (DESIGN §5c): a turn's changes made on a draft, proposed, then applied in part.
+
+While a review-mode turn runs, every change the planner makes lands on a draft: the
+document in the turn's state, never committed or published. Each change is kept as a
+*recipe* that can be applied again on another document: a tool call with its
+arguments and the ids it minted, or one step's new code. When the turn ends the
+client gets a :class:`~agents.events.ProposalEvent` (draft YAML, a unified diff, one
+change per tool call with its impact); the answer names the changes to keep, and
+:func:`replay` applies exactly those, in order, on the head the workflow is at then.
+
+Two ways an answer cannot be applied, and nothing is then committed:
+- **dependent**: an accepted change needs a change that was not accepted (a new
+  step's edge without the step). The ids are reported; the proposal stays open.
+- **stale**: another editor moved the head since the draft was made and the accepted
+  changes do not apply on it as they did on the draft's base. The proposal is closed.
+
+Pure functions over documents and recipes: the graph (``agents/nodes/review.py``)
+and the service's pre-check (``app/turns.py``) call the same ones.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools.base import ToolContext, ToolResult
+from tools.document import WorkflowDocument
+from tools.document.impact import impact as impact_of
+from tools.document.structure import Change, Structure
+from tools.errors import PlanwrightError
+from tools.jobcode.stitch import stitch_job_code
+from tools.registry import run_tool
+
+REVIEW_TOOL = "review"
+"""What the version an accepted proposal commits names as its tool."""
+
+
+class ReviewError(PlanwrightError):
+    """An answer to a proposal that cannot be applied; nothing was committed."""
+
+    code = "invalid_review"
+
+
+class DependentChangeError(ReviewError):
+    """An accepted change cannot apply without one that was not accepted."""
+
+    code = "dependent_change"
+
+
+class StaleProposalError(ReviewError):
+    """The workflow moved since the draft, and the accepted changes no longer apply."""
+
+    code = "stale_proposal"
+
+
+class RecordingIds:
+    """An id factory that notes every id it hands out (so a replay can mint the same)."""
+
+    def __init__(self, inner: Callable[[], str]) -> None:
+        self.inner = inner
+        self.minted: list[str] = []
+
+    def __call__(self) -> str:
+        value = self.inner()
+        self.minted.append(value)
+        return value
+
+
+class _ReplayIds:
+    """Hands out a change's recorded ids in order, then fresh ones."""
+
+    def __init__(self, ids: Sequence[str], fresh: Callable[[], str]) -> None:
+        self._ids: Iterator[str] = iter(list(ids))
+        self._fresh = fresh
+
+    def __call__(self) -> str:
+        return next(self._ids, None) or self._fresh()
+
+
+def with_ids(ctx: ToolContext, new_id: Callable[[], str]) -> ToolContext:
+    """``ctx`` with another id factory. A shallow copy keeps its loaded catalogue and
+    docs index (cached on the instance), so this costs nothing."""
+    clone = copy.copy(ctx)
+    clone.new_id = new_id
+    return clone
+
+
+def tool_recipe(name: str, args: dict[str, Any], ids: Sequence[str]) -> dict[str, Any]:
+    """How to apply a structural tool call again: the call and the ids it minted."""
+    return {"kind": "tool", "tool": name, "args": args, "ids": list(ids)}
+
+
+def code_recipe(tool: str, job_key: str, body: str, old_body: str) -> dict[str, Any]:
+    """How to apply one step's new code again; ``old_body`` is what it replaced, so a
+    replay on a head where someone else changed that code is stale, not an overwrite."""
+    return {"kind": "code", "tool": tool, "job_key": job_key, "body": body, "old_body": old_body}
+
+
+def draft_entry(
+    draft: Sequence[dict[str, Any]], summary: str, recipe: dict[str, Any]
+) -> dict[str, Any]:
+    """The next change of a draft: ``c1``, ``c2``, ... in the order they were made."""
+    return {
+        "id": f"c{len(draft) + 1}",
+        "tool": recipe["tool"],
+        "summary": summary,
+        "recipe": recipe,
+    }
+
+
+def apply_recipe(
+    doc: WorkflowDocument, recipe: dict[str, Any], ctx: ToolContext, *, strict_code: bool = False
+) -> ToolResult:
+    """Apply one recipe to ``doc`` (in place); a failure leaves ``doc`` unchanged.
+
+    ``strict_code``: a code change applies only where the step's code is still what it
+    replaced (on another editor's head, changed code means the change is stale)."""
+    if recipe["kind"] == "code":
+        job = doc.structure.jobs.get(recipe["job_key"])
+        if job is None:
+            return ToolResult.failure(
+                "unknown_job", f"There is no step {recipe['job_key']!r}.", mutating=True
+            )
+        if strict_code and job.body != recipe["old_body"] and job.body != recipe["body"]:
+            return ToolResult.failure(
+                "code_changed",
+                f"The code of {recipe['job_key']!r} was changed by someone else.",
+                mutating=True,
+            )
+        return stitch_job_code(doc, recipe["job_key"], recipe["body"], catalogue=ctx.catalogue)
+    replay_ctx = with_ids(ctx, _ReplayIds(recipe.get("ids") or [], ctx.new_id))
+    return run_tool(doc, recipe["tool"], recipe["args"], context=replay_ctx)
+
+
+@dataclass
+class Replayed:
+    """The accepted changes applied on a document."""
+
+    doc: WorkflowDocument
+    """The document with every accepted change applied."""
+    changes: list[Change] = field(default_factory=list)
+    """What they changed, in order (for the version's ``changes``)."""
+    applied: list[str] = field(default_factory=list)
+    """The ids applied, in order."""
+
+
+def _apply_all(
+    yaml: str,
+    draft: Sequence[dict[str, Any]],
+    ids: set[str],
+    ctx: ToolContext,
+    *,
+    max_bytes: int,
+    strict_code: bool = False,
+) -> tuple[Replayed, dict[str, Any] | None, ToolResult | None]:
+    """Apply the entries of ``draft`` whose id is in ``ids``, in order, until one fails:
+    returns what was applied, and the entry that failed with its result (or ``None``)."""
+    doc = WorkflowDocument.from_yaml(yaml, max_bytes=max_bytes)
+    done = Replayed(doc)
+    for entry in draft:
+        if entry["id"] not in ids:
+            continue
+        result = apply_recipe(doc, entry["recipe"], ctx, strict_code=strict_code)
+        if not result.ok:
+            return done, entry, result
+        done.changes += result.changes
+        done.applied.append(entry["id"])
+    return done, None, None
+
+
+def replay(
+    *,
+    base_yaml: str,
+    head_yaml: str,
+    moved: bool,
+    draft: Sequence[dict[str, Any]],
+    accepted: Sequence[str],
+    ctx: ToolContext,
+    max_bytes: int,
+) -> Replayed:
+    """Apply the ``accepted`` changes of ``draft``, in draft order, on the head.
+
+    First on the draft's base: a change that fails there without the changes that were
+    not accepted is a :class:`DependentChangeError` naming it and the ones it needs.
+    Then, if the head ``moved`` since the base, on the head: any failure there is a
+    :class:`StaleProposalError`. Raises :class:`ReviewError` for ids not in the draft.
+    """
+    known = [entry["id"] for entry in draft]
+    unknown = [i for i in accepted if i not in known]
+    if unknown:
+        raise ReviewError(
+            f"This proposal has no change {', '.join(map(repr, unknown))}; "
+            f"its changes are {', '.join(known)}. Nothing was applied."
+        )
+    ids = set(accepted)
+    done, failed, result = _apply_all(base_yaml, draft, ids, ctx, max_bytes=max_bytes)
+    if failed is not None:
+        raise _dependent(base_yaml, draft, ids, failed, result, ctx, max_bytes)
+    if not moved:
+        return done
+    done, failed, result = _apply_all(
+        head_yaml, draft, ids, ctx, max_bytes=max_bytes, strict_code=True
+    )
+    if failed is not None:
+        reason = result.message if result is not None else ""
+        raise StaleProposalError(
+            f"The workflow was changed by someone else while this proposal waited, and "
+            f"change {failed['id']} ({failed['summary']}) no longer applies: {reason} "
+            "Nothing was applied; ask again to get a new proposal."
+        )
+    return done
+
+
+def _dependent(
+    base_yaml: str,
+    draft: Sequence[dict[str, Any]],
+    ids: set[str],
+    failed: dict[str, Any],
+    result: ToolResult | None,
+    ctx: ToolContext,
+    max_bytes: int,
+) -> DependentChangeError:
+    """Which not-accepted earlier changes the failed one needs: each one that, added
+    alone, lets it apply; if none alone does, all of them."""
+    position = next(i for i, e in enumerate(draft) if e["id"] == failed["id"])
+    earlier = [e["id"] for e in draft[:position] if e["id"] not in ids]
+    needs = []
+    for candidate in earlier:
+        upto = {e["id"] for e in draft[: position + 1]} & (ids | {candidate})
+        _, still, _ = _apply_all(base_yaml, draft, upto, ctx, max_bytes=max_bytes)
+        if still is None:
+            needs.append(candidate)
+    needs = needs or earlier
+    summaries = {e["id"]: e["summary"] for e in draft}
+    if needs:
+        wanted = ", ".join(f"{i} ({summaries[i]})" for i in needs)
+        why = f"it needs {wanted}, which {'was' if len(needs) == 1 else 'were'} not accepted"
+    else:  # nothing earlier was left out: it cannot apply on this base at all
+        why = result.message if result is not None else "it does not apply"
+    return DependentChangeError(
+        f"Change {failed['id']} ({failed['summary']}) cannot be applied: {why}. "
+        "Nothing was applied; accept it together with what it needs, or leave it out.",
+        changes=[failed["id"]],
+        needs=needs,
+    )
+
+
+def proposal_changes(
+    base_yaml: str, draft: Sequence[dict[str, Any]], ctx: ToolContext, *, max_bytes: int
+) -> list[dict[str, Any]]:
+    """Each change of the draft with its impact, computed from the document graph by
+    applying the changes one by one on the base (what *this* change stops)."""
+    doc = WorkflowDocument.from_yaml(base_yaml, max_bytes=max_bytes)
+    out = []
+    for entry in draft:
+        before: Structure = doc.structure
+        result = apply_recipe(doc, entry["recipe"], ctx)
+        impact = list(impact_of(before, doc.structure).sentences) if result.ok else []
+        out.append(
+            {
+                "id": entry["id"],
+                "tool": entry["tool"],
+                "summary": entry["summary"],
+                "impact": impact,
+            }
+        )
+    return out
+
+
+def unified_diff(base_yaml: str, draft_yaml: str, base_version: int) -> str:
+    """The draft against its base, as a unified diff."""
+    return "".join(
+        difflib.unified_diff(
+            base_yaml.splitlines(keepends=True),
+            draft_yaml.splitlines(keepends=True),
+            fromfile=f"version {base_version}",
+            tofile="proposed",
+        )
+    )
+
+
+def outcome_text(draft: Sequence[dict[str, Any]], applied: Sequence[str], version: int) -> str:
+    """What was applied and what was not, for the user and the planner's history."""
+    kept = [e for e in draft if e["id"] in applied]
+    left = [e for e in draft if e["id"] not in applied]
+    if not kept:
+        return f"Nothing was applied; the workflow stays at version {version}."
+    plural = "s" if len(draft) != 1 else ""
+    text = f"Applied {len(kept)} of {len(draft)} proposed change{plural} as version {version}: "
+    text += "; ".join(e["summary"].rstrip(".") for e in kept) + "."
+    if left:
+        text += " Not applied: " + "; ".join(e["summary"].rstrip(".") for e in left) + "."
+    return text

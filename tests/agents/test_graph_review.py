@@ -1,0 +1,220 @@
+"""Review mode through the real graph: a draft, a proposal, then all, some or none applied."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agents.models import ScriptedModel
+from agents.review import DependentChangeError, StaleProposalError, replay
+from agents.runtime import InMemoryCommitter
+from tests.agents.helpers import BASE_YAML, Outcome, counting_ids, run
+from tools.document import WorkflowDocument
+from tools.registry import run_tool
+
+S = ScriptedModel
+
+
+def _add_and_connect() -> ScriptedModel:
+    return ScriptedModel(
+        [
+            S.tool_calls(("add_jobs", {"jobs": [{"name": "Notify clinic", "adaptor": "gmail"}]})),
+            S.tool_calls(
+                ("add_edges", {"edges": [{"source": "check", "target": "notify-clinic"}]})
+            ),
+            S.text("Added Notify clinic after Check coverage."),
+        ]
+    )
+
+
+async def _answer(
+    paused: Outcome, accepted: list[str], head: tuple[str, int] | None = None
+) -> Outcome:
+    yaml, version = head or (BASE_YAML, 1)
+    answer = {"accepted": accepted, "head_yaml": yaml, "head_version": version}
+    resumed = paused.runner.resume("turn-1", bool(accepted), paused.runtime, answer=answer)
+    events = [e.wire() async for e in resumed]
+    return Outcome(events, await paused.runner.state("turn-1"), paused.runner, paused.runtime)
+
+
+def _committed(outcome: Outcome) -> list[dict[str, Any]]:
+    committer = outcome.runtime.committer
+    assert isinstance(committer, InMemoryCommitter)
+    return committer.versions
+
+
+async def test_a_review_turn_commits_nothing_and_ends_with_a_proposal() -> None:
+    paused = await run(_add_and_connect(), "add a notify step", review=True)
+    assert paused.of("workflow") == []  # nothing published
+    assert _committed(paused) == []  # nothing committed
+    proposal = paused.last
+    assert proposal["type"] == "proposal"
+    assert proposal["request_id"] == "review-turn-1"
+    assert proposal["base_version"] == 1
+    assert [c["id"] for c in proposal["changes"]] == ["c1", "c2"]
+    assert [c["tool"] for c in proposal["changes"]] == ["add_jobs", "add_edges"]
+    assert "Notify clinic" in proposal["changes"][0]["summary"]
+    draft = WorkflowDocument.from_yaml(proposal["yaml"])
+    assert "notify-clinic" in draft.structure.jobs
+    assert draft.structure.find_edge("check", "notify-clinic") is not None
+    assert proposal["diff"].startswith("--- version 1\n+++ proposed\n")
+    assert "+  notify-clinic:" in proposal["diff"]
+    assert "Added Notify clinic after Check coverage." in proposal["question"]
+    # The pause is what a reload finds.
+    pending = await paused.runner.pending_confirmation("turn-1")
+    assert pending is not None and pending["proposal"]["yaml"] == proposal["yaml"]
+
+
+async def test_accepting_all_commits_one_version_equal_to_the_draft() -> None:
+    paused = await run(_add_and_connect(), "add a notify step", review=True)
+    done = await _answer(paused, ["c1", "c2"])
+    versions = _committed(done)
+    assert len(versions) == 1 and versions[0]["version"] == 2
+    assert versions[0]["tool"] == "review"
+    # Replayed with the ids the draft minted: what was shown is what landed.
+    assert versions[0]["yaml"] == paused.last["yaml"]
+    assert [f["version"] for f in done.of("workflow")] == [2]
+    assert done.last["type"] == "turn.completed" and done.last["version"] == 2
+    text = done.of("message")[0]["text"]
+    assert "Applied 2 of 2 proposed changes as version 2" in text
+
+
+async def test_accepting_some_applies_only_those() -> None:
+    paused = await run(_add_and_connect(), "add a notify step", review=True)
+    done = await _answer(paused, ["c1"])
+    (version,) = _committed(done)
+    doc = WorkflowDocument.from_yaml(version["yaml"])
+    assert "notify-clinic" in doc.structure.jobs
+    assert doc.structure.find_edge("check", "notify-clinic") is None
+    assert "Not applied: Added 1 edge" in done.of("message")[0]["text"]
+
+
+async def test_rejecting_commits_nothing_and_says_so() -> None:
+    paused = await run(_add_and_connect(), "add a notify step", review=True)
+    done = await _answer(paused, [])
+    assert _committed(done) == [] and done.of("workflow") == []
+    assert done.last["type"] == "turn.completed" and done.last["version"] == 1
+    assert "Nothing was applied; the workflow stays at version 1." in done.of("message")[0]["text"]
+    # The planner's next turn hears what happened through the history.
+    assert "Nothing was applied" in done.state["history"][-1]["content"]
+
+
+async def test_a_turn_that_changes_nothing_ends_without_a_proposal() -> None:
+    model = ScriptedModel([S.text("The workflow has two steps.")])
+    outcome = await run(model, "what does it do?", review=True)
+    assert outcome.last["type"] == "turn.completed"
+
+
+def _draft_of(paused: Outcome) -> list[dict[str, Any]]:
+    return list(paused.state["draft"])
+
+
+async def test_a_change_that_needs_a_rejected_one_is_named_and_nothing_applies() -> None:
+    paused = await run(_add_and_connect(), "add a notify step", review=True)
+    with pytest.raises(DependentChangeError) as caught:
+        replay(
+            base_yaml=BASE_YAML,
+            head_yaml=BASE_YAML,
+            moved=False,
+            draft=_draft_of(paused),
+            accepted=["c2"],
+            ctx=counting_ids(),
+            max_bytes=1 << 20,
+        )
+    assert caught.value.details == {"changes": ["c2"], "needs": ["c1"]}
+    assert "c2" in caught.value.message and "c1" in caught.value.message
+
+
+async def test_a_head_moved_by_someone_else_applies_when_nothing_conflicts() -> None:
+    paused = await run(_add_and_connect(), "add a notify step", review=True)
+    head = WorkflowDocument.from_yaml(BASE_YAML)
+    assert run_tool(head, "update_workflow", {"name": "Referrals v2"}).ok
+    done = await _answer(paused, ["c1", "c2"], head=(head.to_yaml(), 2))
+    (version,) = _committed(done)
+    assert version["version"] == 3
+    doc = WorkflowDocument.from_yaml(version["yaml"])
+    assert doc.name == "Referrals v2" and "notify-clinic" in doc.structure.jobs
+
+
+async def test_a_head_that_conflicts_makes_the_proposal_stale() -> None:
+    paused = await run(_add_and_connect(), "add a notify step", review=True)
+    head = WorkflowDocument.from_yaml(BASE_YAML)
+    assert run_tool(head, "remove_jobs", {"keys": ["check"]}).ok  # the edge's source is gone
+    with pytest.raises(StaleProposalError):
+        replay(
+            base_yaml=BASE_YAML,
+            head_yaml=head.to_yaml(),
+            moved=True,
+            draft=_draft_of(paused),
+            accepted=["c1", "c2"],
+            ctx=counting_ids(),
+            max_bytes=1 << 20,
+        )
+
+
+async def test_unknown_change_ids_are_refused() -> None:
+    paused = await run(_add_and_connect(), "add a notify step", review=True)
+    with pytest.raises(Exception, match="no change 'c9'"):
+        replay(
+            base_yaml=BASE_YAML,
+            head_yaml=BASE_YAML,
+            moved=False,
+            draft=_draft_of(paused),
+            accepted=["c9"],
+            ctx=counting_ids(),
+            max_bytes=1 << 20,
+        )
+
+
+def _write_code() -> ScriptedModel:
+    return ScriptedModel(
+        [
+            S.tool_calls(("call_job_code_agent", {"job_key": "check", "message": "look it up"})),
+            S.tool_calls(
+                (
+                    "edit_job_code",
+                    {
+                        "edits": [
+                            {
+                                "action": "rewrite",
+                                "new_code": "get('Coverage', { query: { patient: $.id } });\n",
+                            }
+                        ]
+                    },
+                )
+            ),
+            S.text("Wrote it."),
+            S.text("The coverage check now looks the patient up."),
+        ]
+    )
+
+
+async def test_code_written_in_review_is_a_change_that_replays() -> None:
+    paused = await run(_write_code(), "write the coverage code", review=True)
+    assert paused.last["type"] == "proposal", paused.events
+    (change,) = paused.last["changes"]
+    assert change["tool"] == "call_job_code_agent"
+    done = await _answer(paused, ["c1"])
+    (version,) = _committed(done)
+    body = WorkflowDocument.from_yaml(version["yaml"]).structure.jobs["check"].body or ""
+    assert body.strip() == "get('Coverage', { query: { patient: $.id } });"
+    assert version["yaml"] == paused.last["yaml"]
+
+
+async def test_code_someone_else_changed_since_makes_the_proposal_stale() -> None:
+    paused = await run(_write_code(), "write the coverage code", review=True)
+    head = WorkflowDocument.from_yaml(BASE_YAML)
+    from tools.jobcode.stitch import stitch_job_code
+
+    assert stitch_job_code(head, "check", "fn(state => state);\n").ok
+    with pytest.raises(StaleProposalError, match="changed by someone else"):
+        replay(
+            base_yaml=BASE_YAML,
+            head_yaml=head.to_yaml(),
+            moved=True,
+            draft=_draft_of(paused),
+            accepted=["c1"],
+            ctx=counting_ids(),
+            max_bytes=1 << 20,
+        )
