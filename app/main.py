@@ -16,7 +16,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agents.models.base import ChatModel, ModelRole
 from app import log_redaction
-from app.api import meta, projects, sessions, web, workflows
+from app.api import meta, projects, runs, sessions, web, workflows
 from app.early_auth import EarlyAuth
 from app.http_errors import error_response
 from app.limits import BodySizeLimit, BodyTooLargeError, too_large_response
@@ -61,7 +61,8 @@ def create_app(
                         await tidying
 
     app = FastAPI(title="Planwright", version="0.1.0", lifespan=lifespan)
-    routers = [module.router for module in (meta, workflows, projects, sessions, chat, watch, web)]
+    modules = (meta, workflows, runs, projects, sessions, chat, watch, web)
+    routers = [module.router for module in modules]
     if settings.single_user:
         # No tokens means anyone who can reach the port is the user: only answer to
         # loopback host names, so a web page cannot rebind its DNS onto us.

@@ -21,6 +21,7 @@ from app.bus import make_bus
 from app.bus.base import EventBus, TurnLock
 from app.plan_turns import PlanTurnService
 from app.publishing import Publisher
+from app.runs import RunLimits, RunService, UnavailableRunner
 from app.settings import Settings
 from app.store import Store, create_engine, migrate, normalise_url
 from app.turns import TurnService
@@ -44,6 +45,8 @@ class Services:
     publisher: Publisher
     plans: PlanTurnService
     """Plan turns (project sessions, ``mode: plan``) and answers to any confirmation."""
+    runs: RunService
+    """Test runs in OpenFn's runtime (REST, the ``run`` frame, the chat tool's runner)."""
 
 
 _PG_CHECKPOINT_SETUP_LOCK = 0x706C6371  # pg_advisory_lock key, distinct from migrations
@@ -117,6 +120,11 @@ async def open_services(
             prompt_links=prompt_source.link if prompt_source else None,
         )
         saver = await stack.enter_async_context(open_checkpointer(settings))
+        runs = RunService(
+            store=store,
+            runner=UnavailableRunner("The test runner is not installed in this build."),
+            limits=RunLimits.from_settings(settings),
+        )
         runner = TurnRunner(build_graph(saver), keep_finished=False)
         turns = TurnService(
             store=store,
@@ -155,4 +163,5 @@ async def open_services(
             runner,
             publisher,
             plans,
+            runs,
         )

@@ -23,6 +23,7 @@ from app.ws.protocol import (
     CancelFrame,
     ConfirmFrame,
     FrameError,
+    RunFrame,
     TurnFrame,
     error_frame,
     parse_frame,
@@ -126,6 +127,10 @@ async def chat_socket(
                     else:
                         work = services.turns.run(request, conn.send)
                     running = services.turns.spawn(work)
+                elif isinstance(frame, RunFrame):  # held as ``running``: a turn meanwhile is busy
+                    running = services.turns.spawn(
+                        services.runs.on_socket(session, principal, frame, conn.send)
+                    )
                 elif isinstance(frame, ConfirmFrame):
                     running = services.turns.spawn(
                         services.plans.answer(
