@@ -14,16 +14,24 @@ import { pickerLayout, sessionLayout, showProjectLink } from "./js/layout.js";
 import { Picker } from "./js/picker.js";
 import { reviewFrom } from "./js/plan.js";
 import { ProjectView } from "./js/project.js";
+import { proposalFrom, REVIEW_ERRORS } from "./js/review.js";
+import { canFix, fixErrors, RunPanel } from "./js/runs.js";
 import { ReconnectingSocket } from "./js/socket.js";
 import { WorkflowPane } from "./js/workflow-pane.js";
 
+// The turn a Fix button sends (api.md): errors mode on the failed step.
+const FIX_CONTENT = "Fix the failed test run";
+const REVIEW_OPTION_KEY = "planwright.review";
+
 const state = {
-  session: null, // {id, workflow_id, project_id, read_only}
+  session: null, // {id, workflow_id, project_id, read_only, review}
   kind: null, // "workflow" | "project" (a project session: no workflow, plan turns)
   turnId: null,
   turnRunning: false,
   awaitingStart: false,
-  pendingConfirm: null,
+  pendingConfirm: null, // a confirmation, a plan review (.plan) or a proposal (.proposal)
+  reviewCard: null, // the ReviewCard of the open (or being answered) proposal
+  runPending: false, // a run frame was sent and its run.completed has not come
   messageCount: 0,
   chatSocket: null,
   watchSocket: null,
@@ -46,6 +54,9 @@ const el = {
   contextChip: $("#context-chip"),
   projectLink: $("#project-link"),
   planMode: $("#plan-mode"),
+  reviewToggle: $("#review-toggle"),
+  reviewMode: $("#review-mode"),
+  reviewOption: $("#review-option"),
   projectPane: $("#project-pane"),
 };
 
@@ -100,6 +111,10 @@ const pane = new WorkflowPane({
   contextChip: el.contextChip,
   contextStep: $("#context-step"),
   contextClear: $("#context-clear"),
+  draftBar: $("#draft-bar"),
+  runBar: $("#run-bar"),
+  runLegend: $("#run-legend"),
+  stepRun: $("#step-run"),
 });
 
 // A new version of the session's workflow: shown, and the history and (for a turn run
@@ -124,7 +139,54 @@ function sendConfirm(requestId, approved, feedback) {
   return true;
 }
 
+// Answer a proposal with the ids of the changes to apply ([]: reject); false when not
+// connected (nothing sent; the card says so).
+function sendReview(requestId, accepted) {
+  const frame = { type: "review", request_id: requestId, accepted };
+  if (!state.chatSocket || !state.chatSocket.send(frame)) return false;
+  state.pendingConfirm = null;
+  state.turnRunning = true;
+  updateComposer();
+  return true;
+}
+
 const chat = new ChatView($("#messages"), { onConfirm: sendConfirm });
+
+// A review-mode turn's proposal: the card, and the draft on the diagram.
+function showProposal(proposal) {
+  state.turnId = proposal.turn_id || state.turnId;
+  state.pendingConfirm = proposal;
+  state.turnRunning = false;
+  state.awaitingStart = false;
+  const card = chat.review(proposal, {
+    readOnly: state.session.read_only,
+    onAnswer: sendReview,
+    onPreview: (on) => (on ? pane.previewDraft(proposal) : pane.clearDraft()),
+  });
+  state.reviewCard = card;
+  pane.onDraftClosed = () => {
+    if (card.previewing) card.setPreview(false);
+  };
+  card.setPreview(true);
+  updateComposer();
+}
+
+// The answer to a proposal failed: the card says why; dependent_change keeps it open.
+function reviewFailed(frame) {
+  const card = state.reviewCard;
+  const details = frame.details || frame;
+  const open = card.failed(frame.code, frame.message, details.changes || []);
+  if (open) {
+    state.pendingConfirm = card.proposal;
+    state.turnRunning = false;
+    state.awaitingStart = false;
+    updateComposer();
+    return;
+  }
+  state.reviewCard = null;
+  state.pendingConfirm = null;
+  endTurn(frame);
+}
 
 const projectView = new ProjectView(
   {
@@ -169,14 +231,38 @@ function updateComposer() {
     hint = state.session.read_only
       ? "A plan is waiting for an editor's review."
       : "Review the plan above first: approve, adjust or reject it.";
+  } else if (state.pendingConfirm && state.pendingConfirm.proposal) {
+    hint = "Review the proposed changes above first: accept them, some of them, or reject them.";
   } else if (state.pendingConfirm) hint = "Answer the confirmation above first.";
   else if (busy) hint = "Working…";
   else if (state.session && !connected) hint = "Not connected: waiting to reconnect…";
   else if (state.session && state.session.read_only) hint = "Read-only: questions only.";
   el.hint.textContent = hint;
-  document.body.dataset.turn = state.pendingConfirm ? "confirm" : busy ? "running" : "idle";
+  const waiting = state.pendingConfirm && state.pendingConfirm.proposal ? "review" : "confirm";
+  document.body.dataset.turn = state.pendingConfirm ? waiting : busy ? "running" : "idle";
   el.send.disabled = Boolean(busy || state.pendingConfirm || !connected);
   el.cancel.hidden = !state.turnRunning;
+  runPanel.updateFix();
+}
+
+// Whether a turn may be sent now (null: this session cannot edit at all).
+function turnAllowed() {
+  if (!state.session || state.session.read_only || state.kind !== "workflow") return null;
+  const connected = Boolean(state.chatSocket && state.chatSocket.isOpen);
+  return connected && !state.turnRunning && !state.awaitingStart && !state.pendingConfirm;
+}
+
+// Send a turn frame (false: not connected, nothing sent); review mode as the toggle says.
+function sendTurnFrame(frame) {
+  if (frame.mode !== "plan" && state.kind === "workflow" && !state.session.read_only) {
+    frame.review = el.reviewMode.checked;
+  }
+  if (!state.chatSocket || !state.chatSocket.send(frame)) return false;
+  chat.addUser(frame.content);
+  state.messageCount += 1;
+  state.awaitingStart = true;
+  updateComposer();
+  return true;
 }
 
 function sendTurn() {
@@ -184,16 +270,98 @@ function sendTurn() {
   if (!content || el.send.disabled) return;
   const frame = { type: "turn", content, context: pane.pageContext() };
   if (el.planMode.checked && !state.session.read_only) frame.mode = "plan";
-  if (!state.chatSocket || !state.chatSocket.send(frame)) {
+  if (!sendTurnFrame(frame)) {
     banner("Not connected, so the message was not sent; it is still in the box.", "warn");
     return;
   }
-  chat.addUser(content);
-  state.messageCount += 1;
   el.input.value = "";
-  state.awaitingStart = true;
-  updateComposer();
 }
+
+// --- test runs ------------------------------------------------------------------------
+
+function stepName(key) {
+  const model = pane.model;
+  const job = model && model.jobs.find((j) => j.key === key);
+  if (job) return job.name;
+  const trigger = model && model.triggers.find((t) => t.key === key);
+  return trigger ? `${trigger.type} trigger` : key;
+}
+
+// Run the workflow on the editors' sample: over the chat socket (progress streams),
+// else over REST (the result comes at the end).
+function startRun(request) {
+  if (!state.session || !pane.workflow) return false;
+  if (state.chatSocket && state.chatSocket.send({ type: "run", ...request })) {
+    state.runPending = true;
+    runPanel.waiting();
+    pane.showLive(new Map());
+    return true;
+  }
+  runOverRest(request);
+  return true;
+}
+
+async function runOverRest(request) {
+  runPanel.waiting();
+  pane.showLive(new Map());
+  try {
+    const run = await api("POST", `/v1/workflows/${encodeURIComponent(pane.workflow.id)}/runs`, request);
+    runFinished(run);
+  } catch (error) {
+    runPanel.failed(`The run could not be done: ${error.message}`);
+    pane.showLive(null);
+    if (error instanceof ApiError && (error.isAuth || error.isForbidden)) reportError(error);
+  }
+}
+
+function runFinished(run) {
+  state.runPending = false;
+  if (!pane.workflow || (run.workflow_id && run.workflow_id !== pane.workflow.id)) return;
+  runPanel.completed(run);
+  pane.showRun(run);
+  runPanel.updateFix();
+}
+
+// A failed run straight to errors mode: the failed step, its error and its input.
+function sendFix(run) {
+  if (!turnAllowed()) return;
+  const frame = { type: "turn", content: FIX_CONTENT, context: { page: "workflow" }, errors: fixErrors(run) };
+  if (!sendTurnFrame(frame)) banner("Not connected, so the fix was not asked for; try again.", "warn");
+}
+
+// The last run of the workflow, shown after a reload (none yet: nothing shown).
+async function loadLastRun(workflowId) {
+  let answer;
+  try {
+    answer = await api("GET", `/v1/workflows/${encodeURIComponent(workflowId)}/runs`);
+  } catch {
+    return; // no runs to show; the Run panel still works
+  }
+  const run = answer && Array.isArray(answer.runs) ? answer.runs[0] : null;
+  if (!run || !pane.workflow || pane.workflow.id !== workflowId || pane.run || runPanel.running) return;
+  runPanel.show(run);
+  pane.showRun(run);
+}
+
+const runPanel = new RunPanel(
+  {
+    form: $("#run-form"),
+    input: $("#run-input"),
+    responses: $("#run-responses"),
+    button: $("#run-button"),
+    problem: $("#run-problem"),
+    progress: $("#run-progress"),
+    result: $("#run-result"),
+  },
+  {
+    onRun: startRun,
+    onFix: sendFix,
+    nameOf: stepName,
+    jobKeys: () => (pane.model ? pane.model.jobs.map((job) => job.key) : []),
+    fixAllowed: turnAllowed,
+  },
+);
+pane.fixButton = (run) => (canFix(run) && turnAllowed() !== null ? runPanel.fixButton(run) : null);
 
 function endTurn(frame) {
   chat.endTurn(frame);
@@ -220,7 +388,22 @@ function onChatFrame(frame) {
       break;
     case "workflow":
       if (state.kind === "project") projectView.workflowFrame(frame);
-      else applyWorkflow(frame);
+      else {
+        if (state.reviewCard && state.reviewCard.el.dataset.answer === "sent") pane.clearDraft();
+        applyWorkflow(frame);
+      }
+      break;
+    case "proposal": {
+      const proposal = proposalFrom(frame);
+      if (proposal) showProposal(proposal);
+      break;
+    }
+    case "run.progress":
+      runPanel.progress(frame);
+      pane.showLive(runPanel.liveStates());
+      break;
+    case "run.completed":
+      runFinished(frame.run);
       break;
     case "plan.proposed":
       showPlan(reviewFrom(frame));
@@ -245,12 +428,28 @@ function onChatFrame(frame) {
       state.messageCount += 1;
       break;
     case "turn.completed":
+      if (state.reviewCard && state.reviewCard.el.dataset.answer === "sent") {
+        state.reviewCard.settled(frame.version);
+        state.reviewCard = null;
+      }
       endTurn(frame);
       if (state.kind === "project") projectView.load(state.session.project_id);
       else historyView.refresh();
       break;
     case "error":
+      if (REVIEW_ERRORS[frame.code] && state.reviewCard) {
+        reviewFailed(frame);
+        break;
+      }
+      // A run's own failure (the runtime missing, a bad sample): the Run panel says it.
+      if (state.runPending && (!(state.turnRunning || state.awaitingStart) || frame.code === "openfn_runtime_unavailable")) {
+        state.runPending = false;
+        runPanel.failed(frame.message || "The run could not be done.");
+        pane.showLive(null);
+        break;
+      }
       chat.error(frame);
+      if (frame.code === "proposal_pending") scheduleConversationRefresh(0);
       if (frame.code === "no_pending_confirmation" || frame.code === "stale_confirmation") {
         state.pendingConfirm = null;
       }
@@ -273,9 +472,21 @@ function scheduleConversationRefresh(delay = 1200) {
 }
 
 async function refreshConversation() {
-  if (!state.session || state.turnRunning || state.awaitingStart || state.pendingConfirm) return;
+  if (!state.session || state.turnRunning || state.awaitingStart) return;
+  const proposal = state.pendingConfirm && state.pendingConfirm.proposal ? state.pendingConfirm : null;
+  if (state.pendingConfirm && !proposal) return;
   try {
     const detail = await api("GET", `/v1/sessions/${encodeURIComponent(state.session.id)}`);
+    if (proposal) {
+      // While a proposal waits, only its being answered elsewhere changes anything here.
+      const pending = detail.pending_confirmation;
+      if (pending && pending.request_id === proposal.request_id) return;
+      if (state.reviewCard) state.reviewCard.answeredElsewhere();
+      pane.clearDraft();
+      state.reviewCard = null;
+      state.pendingConfirm = null;
+      updateComposer();
+    }
     if (detail.messages.length !== state.messageCount) {
       chat.renderHistory(detail.messages, { project: state.kind === "project" });
       state.messageCount = detail.messages.length;
@@ -295,6 +506,11 @@ async function refreshConversation() {
 function showPending(pending) {
   if (!pending || state.pendingConfirm) return;
   chat.startTurn(pending.turn_id || null);
+  const proposal = proposalFrom(pending);
+  if (proposal) {
+    showProposal(proposal);
+    return;
+  }
   const review = reviewFrom(pending);
   if (review) {
     showPlan(review);
@@ -370,9 +586,24 @@ function replaceHash(hash) {
   window.location.replace(`${window.location.pathname}${window.location.search}#${hash}`);
 }
 
+// The picker's "Review changes before they apply" (on unless turned off; remembered).
+function reviewOption() {
+  return el.reviewOption.checked;
+}
+
+function loadReviewOption() {
+  try {
+    el.reviewOption.checked = localStorage.getItem(REVIEW_OPTION_KEY) !== "off";
+  } catch {
+    el.reviewOption.checked = true;
+  }
+}
+
 async function openWorkflow(workflowId, readOnly, problems = [], { replace = false } = {}) {
   try {
-    const session = await api("POST", "/v1/sessions", { workflow_id: workflowId, read_only: readOnly });
+    const body = { workflow_id: workflowId, read_only: readOnly };
+    if (!readOnly) body.review = reviewOption();
+    const session = await api("POST", "/v1/sessions", body);
     if (problems.length) state.nextBanner = `Imported with problems to fix: ${problems.join("; ")}`;
     const hash = `session=${encodeURIComponent(session.id)}`;
     if (replace) replaceHash(hash);
@@ -457,13 +688,24 @@ async function openSession(sessionId) {
   const projectId = detail.project_id || (detail.workflow && detail.workflow.project_id) || null;
   const kind = detail.workflow ? "workflow" : "project";
   state.kind = kind;
-  state.session = { id: detail.id, workflow_id: detail.workflow_id, project_id: projectId, read_only: readOnly };
+  state.session = {
+    id: detail.id,
+    workflow_id: detail.workflow_id,
+    project_id: projectId,
+    read_only: readOnly,
+    review: detail.review === true,
+  };
   pane.open(detail.workflow);
+  runPanel.reset();
   state.turnId = null;
   state.turnRunning = false;
   state.awaitingStart = false;
   state.pendingConfirm = null;
+  state.reviewCard = null;
+  state.runPending = false;
   sessionLayout(kind, readOnly);
+  el.reviewToggle.hidden = kind !== "workflow" || readOnly;
+  el.reviewMode.checked = state.session.review;
   chat.subject = kind;
   projectView.reset();
 
@@ -474,6 +716,7 @@ async function openSession(sessionId) {
     showProjectLink(projectId, () => state.session && state.session.project_id === projectId);
     historyView.open(detail.workflow_id, { readOnly });
     historyView.refresh();
+    loadLastRun(detail.workflow_id);
   } else {
     el.projectLink.hidden = true;
     const project = await projectView.load(projectId);
@@ -506,6 +749,14 @@ const picker = new Picker($("#picker-view"), {
 // --- wiring -------------------------------------------------------------------------
 
 el.tokenInput.value = getToken();
+loadReviewOption();
+el.reviewOption.addEventListener("change", () => {
+  try {
+    localStorage.setItem(REVIEW_OPTION_KEY, el.reviewOption.checked ? "on" : "off");
+  } catch {
+    /* storage disabled: the choice lasts for this page */
+  }
+});
 el.tokenForm.addEventListener("submit", (event) => {
   event.preventDefault();
   setToken(el.tokenInput.value.trim());
@@ -544,6 +795,6 @@ $("#project-export").addEventListener("click", async () => {
 window.addEventListener("hashchange", route);
 
 // Exposed for debugging in the browser console (and for tests to read state).
-window.planwright = { state, pane, projectView };
+window.planwright = { state, pane, projectView, runPanel };
 
 route();

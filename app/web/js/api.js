@@ -20,10 +20,11 @@ export function setToken(token) {
 }
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, details = null) {
     super(message);
     this.status = status;
     this.code = code;
+    this.details = details; // the whole `error` object of the answer (e.g. its `changes`)
   }
 
   get isAuth() {
@@ -62,6 +63,7 @@ export async function api(method, path, body) {
       response.status,
       (error && error.code) || `http_${response.status}`,
       message || `The server answered ${response.status}.`,
+      error || null,
     );
   }
   return payload;

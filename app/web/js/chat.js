@@ -3,11 +3,14 @@
 
 import { h, clear } from "./dom.js";
 import { planCard } from "./plan.js";
+import { ReviewCard } from "./review.js";
 
 // What an error code means here; `subject` is "workflow" or "project" (a project session).
 const ERROR_TEXT = {
   busy: (subject) => `Another turn is running on this ${subject}. Wait for it to finish, then send again.`,
   cancelled: (subject) => `Stopped. The ${subject} keeps every change made before the stop.`,
+  proposal_pending: () =>
+    "Proposed changes are waiting for a review: accept or reject them first, then send again.",
 };
 
 export class ChatView {
@@ -116,6 +119,16 @@ export class ChatView {
     this.planNames = new Map(review.plan.workflows.map((w) => [w.key, w.name]));
     const card = planCard(review, { readOnly, onAnswer: this.onConfirm });
     turn.el.append(card);
+    this.scrollToEnd();
+    return card;
+  }
+
+  // A review-mode turn's proposal (see review.js); returns the ReviewCard.
+  review(proposal, { readOnly, onAnswer, onPreview }) {
+    const turn = this.ensureTurn(proposal.turn_id);
+    this.clearThinking();
+    const card = new ReviewCard(proposal, { readOnly, onAnswer, onPreview });
+    turn.el.append(card.el);
     this.scrollToEnd();
     return card;
   }

@@ -228,7 +228,47 @@ function labelBox(x, y, text, kind) {
 
 const NEVER_RUNS = "not reached from any trigger: it never runs";
 
-function jobNode(node, { changed, selected, unreachable }) {
+// What a step's badge says about the last test run, by its state there.
+const RUN_BADGE = {
+  succeeded: { text: "✓ ran", words: "ran and succeeded in the last test run" },
+  failed: { text: "✗ failed", words: "failed in the last test run" },
+  skipped: { text: "– skipped", words: "did not run in the last test run" },
+  running: { text: "… running", words: "is running now" },
+  unsupported: { text: "! cannot run", words: "cannot run in the test runtime here" },
+};
+const BADGE_W = 74;
+
+function runBadge(node, runState, onRunStep) {
+  const badge = RUN_BADGE[runState.status];
+  const el = s(
+    "g",
+    {
+      class: `run-badge ${runState.status}`,
+      transform: `translate(${node.w - BADGE_W - 6},${-9})`,
+      tabindex: 0,
+      role: "button",
+      "data-key": node.item.key,
+      "aria-label": `${node.item.name}: ${badge.words}; show its output`,
+    },
+    s("title", {}, `${badge.words}: click for its input, output and logs`),
+    s("rect", { width: BADGE_W, height: 18, rx: 9 }),
+    s("text", { x: BADGE_W / 2, y: 13, "text-anchor": "middle" }, badge.text),
+  );
+  if (onRunStep) {
+    const open = (event) => {
+      event.stopPropagation();
+      event.preventDefault();
+      onRunStep(node.item.key);
+    };
+    el.addEventListener("click", open);
+    el.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") open(event);
+    });
+  }
+  return el;
+}
+
+function jobNode(node, { changed, selected, unreachable, runState, onRunStep }) {
   const job = node.item;
   const code = hasCode(job.body);
   const classes = [
@@ -238,6 +278,7 @@ function jobNode(node, { changed, selected, unreachable }) {
     selected && "selected",
     code && "has-code",
     unreachable && "unreachable",
+    runState && `run-${runState.status}`,
   ];
   return s(
     "g",
@@ -248,9 +289,10 @@ function jobNode(node, { changed, selected, unreachable }) {
       role: "button",
       "data-key": job.key,
       "data-kind": "job",
+      "data-run": runState ? runState.status : undefined,
       "aria-label": `Step ${job.name}${changed ? " (just changed)" : ""}${
         unreachable ? ` (${NEVER_RUNS})` : ""
-      }`,
+      }${runState ? ` (${RUN_BADGE[runState.status].words})` : ""}`,
     },
     s(
       "title",
@@ -270,6 +312,7 @@ function jobNode(node, { changed, selected, unreachable }) {
     unreachable
       ? s("text", { class: "node-warning", x: node.w - 12, y: 22, "text-anchor": "end" }, "⚠")
       : null,
+    runState && RUN_BADGE[runState.status] ? runBadge(node, runState, onRunStep) : null,
   );
 }
 
@@ -299,8 +342,14 @@ function triggerNode(node, { changed }) {
   );
 }
 
-// Draw `model` into `container`. `highlight` = {jobs, edges, triggers} Sets of keys.
-export function renderDiagram(container, model, { highlight, selected, onSelect } = {}) {
+// Draw `model` into `container`. `highlight` = {jobs, edges, triggers} Sets of keys;
+// `run`: step key -> {status} from a test run (each step coloured, with a badge that
+// opens its output through `onRunStep`); `draft`: the model is a proposal's draft.
+export function renderDiagram(
+  container,
+  model,
+  { highlight, selected, onSelect, run = null, onRunStep = null, draft = false } = {},
+) {
   clear(container);
   if (!model.jobs.length && !model.triggers.length) {
     container.append(
@@ -341,12 +390,14 @@ export function renderDiagram(container, model, { highlight, selected, onSelect 
     inCount.set(route.to, (inCount.get(route.to) || 0) + 1);
   }
   const svg = s("svg", {
-    class: "diagram-svg",
+    class: `diagram-svg${draft ? " draft" : ""}${run ? " with-run" : ""}`,
     viewBox: `0 0 ${graph.width} ${graph.height}`,
     width: graph.width,
     height: graph.height,
     role: "img",
-    "aria-label": `Workflow diagram: ${model.jobs.length} steps, ${model.edges.length} edges`,
+    "aria-label": `${draft ? "Draft (not applied) of the workflow" : "Workflow diagram"}: ${
+      model.jobs.length
+    } steps, ${model.edges.length} edges`,
   });
   svg.append(arrowDefs());
   const lines = s("g", { class: "edges" });
@@ -384,6 +435,8 @@ export function renderDiagram(container, model, { highlight, selected, onSelect 
         changed: marks.jobs.has(node.item.key),
         selected: selected === node.item.key,
         unreachable: stranded.has(node.item.key),
+        runState: run ? run.get(node.item.key) : null,
+        onRunStep,
       });
       if (onSelect) {
         el.addEventListener("click", () => onSelect(node.item.key));

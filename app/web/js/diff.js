@@ -84,3 +84,37 @@ export function renderDiff(ops, context = 3) {
   flush();
   return out;
 }
+
+// A unified diff (as the server sends a proposal's `diff`) as the same view: its hunk
+// headers become the "⋯" separators, its file headers are left out.
+export function unifiedOps(text) {
+  const ops = [];
+  for (const line of (text || "").replace(/\n$/, "").split("\n")) {
+    if (line.startsWith("--- ") || line.startsWith("+++ ")) continue;
+    if (line.startsWith("@@")) ops.push({ op: "@", text: line });
+    else if (line.startsWith("+")) ops.push({ op: "+", text: line.slice(1) });
+    else if (line.startsWith("-")) ops.push({ op: "-", text: line.slice(1) });
+    else if (line.startsWith("\\")) continue; // "\ No newline at end of file"
+    else if (line !== "" || ops.length) ops.push({ op: " ", text: line.slice(1) });
+  }
+  return ops;
+}
+
+export function renderUnifiedDiff(text) {
+  const ops = unifiedOps(text);
+  const out = document.createDocumentFragment();
+  if (!ops.some((o) => o.op === "+" || o.op === "-")) {
+    out.append(h("span", { class: "d-same" }, "No differences."));
+    return out;
+  }
+  for (const o of ops) {
+    if (o.op === "@") {
+      const start = /\+(\d+)/.exec(o.text);
+      out.append(h("span", { class: "d-skip" }, start ? `⋯ from line ${start[1]}\n` : "⋯\n"));
+      continue;
+    }
+    const cls = o.op === "+" ? "d-add" : o.op === "-" ? "d-del" : "d-ctx";
+    out.append(h("span", { class: cls }, `${o.op} ${o.text}\n`));
+  }
+  return out;
+}

@@ -4,6 +4,7 @@
 import { download } from "./api.js";
 import { renderDiagram } from "./diagram.js";
 import { clear, h } from "./dom.js";
+import { STATUS_TEXT, stepDetail, stepStates } from "./runs.js";
 import { highlightJs, highlightYaml } from "./highlight.js";
 import {
   adaptorLabel,
@@ -27,6 +28,10 @@ export class WorkflowPane {
     }
     this.el.contextClear.addEventListener("click", () => this.setTab("diagram"));
     this.el.stepSelect.addEventListener("change", () => this.selectJob(this.el.stepSelect.value));
+    // Set by the page: the Fix button for a run (null: none), and what closing the
+    // draft preview does (the review card's toggle follows).
+    this.fixButton = () => null;
+    this.onDraftClosed = () => {};
   }
 
   // Show this workflow (null: none); its document comes with apply(..., {initial: true}).
@@ -39,6 +44,148 @@ export class WorkflowPane {
     this.changes = [];
     this.showChanges = false;
     this.selectedJob = null;
+    this.run = null; // the last test run shown on the diagram (a TestRun)
+    this.live = null; // step key -> {status} while a run goes
+    this.runStep = null; // the step whose run detail is open under the diagram
+    this.draft = null; // {model, yaml, base_version, highlight} while a draft is previewed
+  }
+
+  // --- test runs on the diagram ---------------------------------------------------------
+
+  showRun(run) {
+    this.run = run;
+    this.live = null;
+    this.runStep = null;
+    this.renderRun();
+  }
+
+  showLive(states) {
+    this.live = states;
+    this.renderRun();
+  }
+
+  runStates() {
+    if (this.live) return this.live;
+    if (!this.run || !this.model) return null;
+    return stepStates(this.run, this.model.jobs.map((job) => job.key));
+  }
+
+  renderRun() {
+    this.renderDiagramPane();
+    this.renderRunBar();
+    this.renderRunStep();
+  }
+
+  renderRunBar() {
+    const bar = this.el.runBar;
+    clear(bar);
+    const run = this.run;
+    const showing = Boolean((run || this.live) && !this.draftShown());
+    bar.hidden = !showing;
+    this.el.runLegend.hidden = !showing;
+    if (!showing) return;
+    if (this.live) {
+      bar.dataset.status = "running";
+      bar.append(h("span", { class: "spinner" }), h("span", {}, "Test run in progress…"));
+      return;
+    }
+    bar.dataset.status = run.status;
+    const stale = this.workflow && run.version && run.version !== this.workflow.version;
+    bar.append(
+      h("span", { class: `run-status-chip ${run.status}` }, `Last test run: ${STATUS_TEXT[run.status] || run.status}`),
+      h("span", { class: "run-bar-summary" }, run.summary || ""),
+      stale ? h("span", { class: "muted run-bar-version" }, `(ran on version ${run.version})`) : null,
+      h("span", { class: "spacer" }),
+      this.fixButton(run),
+    );
+  }
+
+  // The step's input, output and logs in the last run, under the diagram.
+  openRunStep(key) {
+    this.runStep = this.runStep === key ? null : key;
+    this.renderRunStep();
+  }
+
+  renderRunStep() {
+    const box = this.el.stepRun;
+    clear(box);
+    const key = this.runStep;
+    const states = this.live ? null : this.runStates();
+    const state = states && key ? states.get(key) : null;
+    box.hidden = !state || this.draftShown();
+    if (box.hidden) return;
+    const job = this.model.jobs.find((j) => j.key === key);
+    const name = job ? job.name : key;
+    box.dataset.key = key;
+    box.dataset.status = state.status;
+    const close = h("button", { type: "button", class: "ghost close-step-run", "aria-label": "Close" }, "×");
+    close.addEventListener("click", () => this.openRunStep(key));
+    const code = h("button", { type: "button", class: "ghost show-code" }, "Step code");
+    code.addEventListener("click", () => this.selectJob(key, { show: true }));
+    box.append(
+      h(
+        "div",
+        { class: "step-run-head" },
+        h("strong", {}, name),
+        h("span", { class: `chip run-${state.status}` }, state.status),
+        state.step ? h("span", { class: "muted" }, `${state.step.duration_ms} ms`) : null,
+        h("span", { class: "spacer" }),
+        code,
+        close,
+      ),
+    );
+    if (state.step) box.append(stepDetail(state.step));
+    else if (state.status === "unsupported") box.append(h("p", {}, `It cannot run here: ${state.reason || ""}`));
+    else box.append(h("p", { class: "muted" }, "It did not run: no edge leading to it was taken."));
+  }
+
+  // --- a proposal's draft on the diagram ---------------------------------------------
+
+  previewDraft(proposal) {
+    let model;
+    try {
+      model = parseWorkflow(proposal.yaml);
+    } catch (error) {
+      this.el.changeSummary.textContent = `The draft cannot be drawn: ${error.message}`;
+      return false;
+    }
+    const marks = structuralChanges(this.model, model);
+    this.draft = { model, yaml: proposal.yaml, base_version: proposal.base_version, highlight: marks };
+    this.renderDraft();
+    return true;
+  }
+
+  clearDraft() {
+    if (!this.draft) return;
+    this.draft = null;
+    this.renderDraft();
+  }
+
+  draftShown() {
+    return Boolean(this.draft);
+  }
+
+  renderDraft() {
+    const bar = this.el.draftBar;
+    clear(bar);
+    bar.hidden = !this.draft;
+    document.body.dataset.diagram = this.draft ? "draft" : "head";
+    if (this.draft) {
+      const back = h("button", { type: "button", class: "ghost draft-close" }, "Show the current version");
+      back.addEventListener("click", () => {
+        this.clearDraft();
+        this.onDraftClosed();
+      });
+      bar.append(
+        h("strong", {}, "Draft, not applied."),
+        h("span", {}, ` The proposed changes on version ${this.draft.base_version}; nothing changes until you accept them.`),
+        h("span", { class: "spacer" }),
+        back,
+      );
+    }
+    this.renderDiagramPane();
+    this.renderRunBar();
+    this.renderRunStep();
   }
 
   async exportYaml() {
@@ -73,6 +220,11 @@ export class WorkflowPane {
   }
 
   renderDiagramPane() {
+    this.el.diagram.classList.toggle("draft", Boolean(this.draft));
+    if (this.draft) {
+      renderDiagram(this.el.diagram, this.draft.model, { highlight: this.draft.highlight, draft: true });
+      return;
+    }
     if (!this.model) {
       clear(this.el.diagram);
       return;
@@ -81,6 +233,8 @@ export class WorkflowPane {
       highlight: this.highlight,
       selected: this.selectedJob,
       onSelect: (key) => this.selectJob(key, { show: true }),
+      run: this.runStates(),
+      onRunStep: (key) => this.openRunStep(key),
     });
   }
 
@@ -122,6 +276,8 @@ export class WorkflowPane {
     this.renderTitle();
     this.renderChangeSummary();
     this.renderDiagramPane();
+    this.renderRunBar();
+    this.renderRunStep();
     this.renderYaml();
     this.renderCode();
     this.renderContext();
