@@ -34,8 +34,11 @@ def error_response(error: PlanwrightError) -> JSONResponse:
     whichever of them refuses the request."""
     status = http_status(error)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    body: dict[str, str] = {"code": error.code, "message": error.message}
+    body: dict[str, str | list[str]] = {"code": error.code, "message": error.message}
     field = error.details.get("field")
     if isinstance(field, str):  # the part of the input an import or export error is about
         body["field"] = field
+    changes = error.details.get("changes")
+    if isinstance(changes, list):  # the proposal's changes a review answer was refused for
+        body["changes"] = [str(c) for c in changes]
     return JSONResponse({"error": body}, status_code=status, headers=headers)

@@ -17,19 +17,21 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from agents.budget import MessageTooLongError, check_message
 from agents.events import (
     ConfirmEvent,
     MessageEvent,
     PlanProposedEvent,
+    ProposalEvent,
     RouteEvent,
     TurnCompletedEvent,
 )
 from agents.models.base import ChatModel, ModelRole
+from agents.review import ReviewError, StaleProposalError, replay
 from agents.runner import TurnRunner
-from agents.runtime import AgentConfig, TurnRuntime
+from agents.runtime import AgentConfig, TurnRuntime, TurnTestRuns
 from agents.state import TurnInput
 from agents.tracing import Tracer
 from agents.usage import UsageLedger
@@ -63,6 +65,17 @@ class TurnRequest:
     page: str = "workflow"
     job_key: str | None = None
     errors: str | None = None
+    review: bool | None = None
+    """Review mode for this turn; ``None``: the session's setting (DESIGN §5c)."""
+
+
+class TurnAids(Protocol):
+    """What a turn gets from the test-run service: a runner for its ``test_run`` calls,
+    and the session's last failed run in words (for "fix it")."""
+
+    def for_turn(self, session: SessionRecord, principal: Principal) -> TurnTestRuns: ...
+
+    async def last_failed(self, session: SessionRecord) -> str | None: ...
 
 
 class TurnService:
@@ -87,6 +100,8 @@ class TurnService:
         self.tracer = tracer or Tracer(None)
         self.prompt_loader = prompt_loader
         self.new_id = new_id
+        self.aids: TurnAids | None = None
+        """Set by the service once the test-run service exists (``app.services``)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._warm: OrderedDict[str, tuple[WorkflowDocument, int]] = OrderedDict()
 
@@ -113,6 +128,7 @@ class TurnService:
             tools=self.tools,
             committer=committer,
             prompt_loader=self.prompt_loader,
+            test_runs=None if self.aids is None else self.aids.for_turn(session, principal),
         )
         warm = self._warm.pop(workflow_id, None)
         # Reuse the document the last turn (or REST) left parsed (a 200-step workflow
@@ -202,6 +218,15 @@ class TurnService:
             await send(error_frame(exc.code, exc.message))
             return
 
+        if await self.open_proposal(session.id) is not None:
+            await send(
+                error_frame(
+                    "proposal_pending",
+                    "A proposal is waiting for an answer: accept or reject it first.",
+                )
+            )
+            return
+
         async def work() -> ServerFrame | None:
             turn = await self._begin(request)
             async with finished_if_setup_fails(self.store, turn["turn_id"]):
@@ -239,18 +264,121 @@ class TurnService:
             # We hold the workflow's lock: a turn still marked running died with its worker.
             abandoned=await self.store.abandon_running_turns(workflow_id),
         )
+        read_only = session.read_only or not request.principal.can_edit
+        review = session.review if request.review is None else request.review
         return {
             "turn_id": turn_id,
             "workflow_id": workflow_id,
             "user_text": request.content,
             "page": "job" if request.page == "job" else "workflow",
             "job_key": request.job_key,
-            "read_only": session.read_only or not request.principal.can_edit,
+            "read_only": read_only,
             "errors": request.errors,
             "history": history,
             "yaml": workflow.yaml,
             "version": workflow.version,
+            # A read-only turn changes nothing, so it has nothing to propose.
+            "review": review and not read_only,
+            "last_run": None if self.aids is None else await self.aids.last_failed(session),
         }
+
+    async def open_proposal(self, session_id: str) -> tuple[str, dict[str, Any]] | None:
+        """The session's paused turn and its proposal, when one waits for a review."""
+        turn = await self.store.paused_turn(session_id)
+        if turn is None or turn.workflow_id is None:
+            return None
+        pending = await self.runner.pending_confirmation(turn.id)
+        if pending is None or "proposal" not in pending:
+            return None
+        return turn.id, pending
+
+    async def review(
+        self,
+        session: SessionRecord,
+        principal: Principal,
+        request_id: str,
+        accepted: list[str],
+        send: Send,
+    ) -> None:
+        """Answer a proposal (DESIGN §5c): apply the ``accepted`` changes on the head as one
+        version, or none. A dependent answer is refused and the proposal stays open; a
+        stale one closes it. Nothing is committed unless every accepted change applies."""
+        workflow_id = workflow_of(session)
+        found = await self.open_proposal(session.id)
+        if found is None or found[1]["request_id"] != request_id:
+            await send(
+                error_frame("no_pending_proposal", f"No proposal is waiting for {request_id!r}.")
+            )
+            return
+        if session.read_only or not principal.can_edit:
+            await send(error_frame("read_only", "This session cannot apply changes."))
+            return
+        paused_id = found[0]
+
+        async def work() -> ServerFrame | None:
+            state = await self.runner.state(paused_id)
+            workflow = await self.store.get_workflow(workflow_id)
+            if workflow is None:
+                raise NotFoundError("The workflow no longer exists.")
+            # Checked before the answer is recorded: a dependent answer can be given again.
+            try:
+                await off_loop(
+                    replay,
+                    base_yaml=state["base_yaml"],
+                    head_yaml=workflow.yaml,
+                    moved=workflow.version != state["base_version"],
+                    draft=state.get("draft") or [],
+                    accepted=accepted,
+                    ctx=self.tools,
+                    max_bytes=self.config.max_yaml_bytes,
+                )
+            except StaleProposalError as exc:
+                await self.store.answer_confirmation(
+                    paused_id,
+                    request_id,
+                    approved=False,
+                    answered_by=principal.author,
+                    feedback=_accepted_note(accepted),
+                )
+                await self.store.finish_turn(paused_id, status="failed", error_code=exc.code)
+                await self.runner.forget(paused_id)
+                return error_frame(exc.code, exc.message, paused_id)
+            except ReviewError as exc:
+                return error_frame(
+                    exc.code, exc.message, paused_id, changes=exc.details.get("changes")
+                )
+            await self.store.answer_confirmation(
+                paused_id,
+                request_id,
+                approved=bool(accepted),
+                answered_by=principal.author,
+                feedback=_accepted_note(accepted),
+            )
+            await self.store.update_turn_status(paused_id, "running")
+            async with finished_if_setup_fails(self.store, paused_id):
+                trace = self.tracer.turn(
+                    state, session_id=session.id, user_id=principal.subject, tags=["reviewed"]
+                )
+                runtime = trace.runtime(
+                    await self._runtime(session, principal, workflow.yaml, workflow.version)
+                )
+                earlier = await self.store.list_model_calls(paused_id)
+                runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
+            answer = {
+                "accepted": accepted,
+                "head_yaml": workflow.yaml,
+                "head_version": workflow.version,
+            }
+            events = trace.wrap(
+                self.runner.resume(paused_id, bool(accepted), runtime, answer=answer)
+            )
+            last = await self.relay(events, paused_id, session, send, runtime.usage)
+            self._keep_warm(workflow_id, runtime)
+            return last
+
+        await self.under_lock(
+            workflow_id, send, work, doing="apply", turn_id=paused_id, cancelled=_AT_LAST_VERSION
+        )
 
     async def resume(
         self,
@@ -268,6 +396,14 @@ class TurnService:
         if turn is None or pending is None or pending["request_id"] != request_id:
             await send(
                 error_frame("no_pending_confirmation", f"Nothing is waiting for {request_id!r}.")
+            )
+            return
+        if "proposal" in pending:
+            await send(
+                error_frame(
+                    "proposal_pending",
+                    "This is a proposal: answer it with a review (the changes to accept).",
+                )
             )
             return
         paused_id = turn.id
@@ -342,7 +478,7 @@ class TurnService:
                     # Stored before it is sent: a reload shows what the socket showed.
                     await self.store.add_message(session.id, "assistant", event.text, turn_id)
                     stored_message = True
-                elif isinstance(event, (ConfirmEvent, PlanProposedEvent)):
+                elif isinstance(event, (ConfirmEvent, PlanProposedEvent, ProposalEvent)):
                     await self.store.record_confirmation(
                         turn_id,
                         session_id=session.id,
@@ -374,6 +510,11 @@ class TurnService:
                 "internal_error", "The turn failed unexpectedly." + _AT_LAST_VERSION, turn_id
             )
         return last
+
+
+def _accepted_note(accepted: list[str]) -> str:
+    """How a review answer is kept with the turn's confirmations."""
+    return "accepted: " + (", ".join(accepted) if accepted else "none")
 
 
 def workflow_of(session: SessionRecord) -> str:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agents.events import TurnUsage
+from agents.events import ProposalChange, TurnUsage
 from agents.usage import PromptUse
 from app.text import ClientText
 from tools.plan import Contract, PlanDelta, PlanRecord, ProjectPlan
@@ -97,6 +97,9 @@ class CreateSession(_Body):
         None, description="Open the session on this project (plan mode; it may be empty)."
     )
     read_only: bool = False
+    review: bool = False
+    """Its turns work on a draft and end with a proposal to accept, all, some or none
+    (DESIGN §5c); a read-only session has nothing to propose."""
 
     @model_validator(mode="after")
     def _on_something(self) -> CreateSession:
@@ -119,6 +122,8 @@ class Session(BaseModel):
     read_only: bool
     project_id: str | None = None
     """The project it was opened on; ``None`` for a session opened on one workflow."""
+    review: bool = False
+    """Review mode: turns end with a proposal (DESIGN §5c)."""
 
 
 class PendingPlan(BaseModel):
@@ -130,12 +135,46 @@ class PendingPlan(BaseModel):
     revision: int = 1
 
 
+class PendingProposal(BaseModel):
+    """What a paused review-mode turn proposes (the ``proposal`` frame's fields)."""
+
+    base_version: int
+    yaml: str
+    diff: str
+    changes: list[ProposalChange]
+
+
 class PendingConfirmation(BaseModel):
     turn_id: str
     request_id: str
     question: str
     plan: PendingPlan | None = None
     """Set when the pause is a plan review: answer it with the same ``confirm`` frame."""
+    proposal: PendingProposal | None = None
+    """Set when the pause is a review-mode proposal: answer it with a ``review`` frame or
+    ``POST /v1/sessions/{id}/review``."""
+
+
+class ReviewAnswer(_Body):
+    """The answer to a proposal: which of its changes to apply."""
+
+    request_id: ClientText = Field(min_length=1, max_length=200)
+    accepted: list[Annotated[str, Field(min_length=1, max_length=40)]] = Field(
+        max_length=500,
+        description="The ids of the changes to apply (all of them: accept; []: reject).",
+    )
+
+
+class ReviewOutcome(BaseModel):
+    """What answering a proposal did."""
+
+    outcome: Literal["applied", "rejected"]
+    version: int
+    """The workflow's version now (the new one when something was applied)."""
+    message: str
+    """What was and was not applied, in words."""
+    workflow: Workflow | None = None
+    """The workflow as committed, when something was applied."""
 
 
 class Turn(BaseModel):

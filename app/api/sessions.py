@@ -9,10 +9,13 @@ from agents.events import ModelCallUsage, TurnUsage
 from app.api import schemas
 from app.auth import Principal
 from app.deps import PrincipalDep, ServicesDep
-from app.errors import NotFoundError
+from app.errors import ConflictError, ForbiddenError, NotFoundError
 from app.services import Services
 from app.store import SessionRecord
 from app.text import PathId
+from app.turns import workflow_of
+from app.ws.protocol import ErrorFrame, MessageFrame, ServerFrame, WorkflowFrame
+from tools.errors import PlanwrightError
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
@@ -48,12 +51,15 @@ async def create_session(
         project_id=body.project_id,
         read_only=read_only,
         owner=principal.subject,
+        # A read-only or project session has no workflow edits to propose.
+        review=body.review and not read_only and workflow_id is not None,
     )
     return schemas.Session(
         id=session.id,
         workflow_id=session.workflow_id,
         project_id=session.project_id,
         read_only=read_only,
+        review=session.review,
     )
 
 
@@ -64,16 +70,19 @@ async def _pending(services: Services, session_id: str) -> schemas.PendingConfir
     if found is None:
         return None
     turn_id, pending = found
-    plan = None
+    plan = proposal = None
     if "plan" in pending:
         plan = schemas.PendingPlan.model_validate(
             {k: pending.get(k) for k in ("plan", "contracts", "delta", "revision")}
         )
+    if "proposal" in pending:
+        proposal = schemas.PendingProposal.model_validate(pending["proposal"])
     return schemas.PendingConfirmation(
         turn_id=turn_id,
         request_id=pending["request_id"],
         question=pending["question"],
         plan=plan,
+        proposal=proposal,
     )
 
 
@@ -122,6 +131,7 @@ async def get_session(
         workflow_id=session.workflow_id,
         project_id=session.project_id,
         read_only=session.read_only,
+        review=session.review,
         messages=[schemas.Message.model_validate(m, from_attributes=True) for m in messages],
         confirmations=[
             schemas.Confirmation.model_validate(c, from_attributes=True)
@@ -137,3 +147,52 @@ async def get_session(
             yaml=workflow.yaml,
         ),
     )
+
+
+@router.post("/{session_id}/review")
+async def review_proposal(
+    session_id: PathId, body: schemas.ReviewAnswer, services: ServicesDep, principal: PrincipalDep
+) -> schemas.ReviewOutcome:
+    """Answer the session's open proposal (DESIGN §5c), for clients without a socket: the
+    accepted changes are applied on the head as one version, or nothing is. The same
+    answer as the ``review`` frame, with the same refusals (``dependent_change``,
+    ``stale_proposal``, ``no_pending_proposal``)."""
+    session = await owned_session(services, session_id, principal)
+    frames: list[ServerFrame] = []
+
+    async def collect(frame: ServerFrame) -> None:
+        frames.append(frame)
+
+    await services.turns.review(session, principal, body.request_id, list(body.accepted), collect)
+    failed = next((f for f in frames if isinstance(f, ErrorFrame)), None)
+    if failed is not None:
+        raise review_refusal(failed)
+    committed = [f for f in frames if isinstance(f, WorkflowFrame)]
+    said = next((f.text for f in frames if isinstance(f, MessageFrame)), "")
+    workflow = await services.store.get_workflow(workflow_of(session))
+    if workflow is None:
+        raise NotFoundError("The session's workflow no longer exists.")
+    return schemas.ReviewOutcome(
+        outcome="applied" if committed else "rejected",
+        version=workflow.version,
+        message=said,
+        workflow=None
+        if not committed
+        else schemas.Workflow(
+            id=workflow.id,
+            project_id=workflow.project_id,
+            name=workflow.name,
+            version=workflow.version,
+            yaml=workflow.yaml,
+        ),
+    )
+
+
+def review_refusal(frame: ErrorFrame) -> PlanwrightError:
+    """A refused review answer as the error the HTTP edge maps (404 when nothing waits,
+    403 for a read-only session, 409 otherwise)."""
+    if frame.code == "no_pending_proposal":
+        return NotFoundError(frame.message, code=frame.code)
+    if frame.code == "read_only":
+        return ForbiddenError(frame.message, code=frame.code)
+    return ConflictError(frame.message, code=frame.code, changes=frame.changes)

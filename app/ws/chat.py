@@ -1,8 +1,8 @@
 """WebSocket chat: ``/v1/sessions/{id}/ws``.
 
-Frames in: ``turn``, ``confirm``, ``cancel``. Frames out: the turn's events
-plus ``workflow`` frames for changes made elsewhere (other sessions, REST),
-each version once. Bad frames get an ``error`` frame; the connection stays.
+Frames in: ``turn``, ``confirm``, ``review`` (a proposal's answer), ``run``, ``cancel``.
+Frames out: the turn's events plus ``workflow`` frames for changes made elsewhere
+(other sessions, REST), each version once. Bad frames get an ``error`` frame; the connection stays.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from app.ws.protocol import (
     CancelFrame,
     ConfirmFrame,
     FrameError,
+    ReviewFrame,
     RunFrame,
     TurnFrame,
     error_frame,
@@ -121,12 +122,19 @@ async def chat_socket(
                         page=frame.context.page,
                         job_key=frame.context.job_key,
                         errors=frame.errors,
+                        review=frame.review,
                     )
                     if session.workflow_id is None or frame.mode == "plan":
                         work = services.plans.run(request, conn.send, mode=frame.mode)
                     else:
                         work = services.turns.run(request, conn.send)
                     running = services.turns.spawn(work)
+                elif isinstance(frame, ReviewFrame):
+                    running = services.turns.spawn(
+                        services.turns.review(
+                            session, principal, frame.request_id, frame.accepted, conn.send
+                        )
+                    )
                 elif isinstance(frame, RunFrame):  # held as ``running``: a turn meanwhile is busy
                     running = services.turns.spawn(
                         services.runs.on_socket(session, principal, frame, conn.send)

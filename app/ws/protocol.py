@@ -205,6 +205,8 @@ class ErrorFrame(_ServerFrame):
     code: str
     message: str
     turn_id: str | None = None
+    changes: list[str] | None = None
+    """A refused review answer: the proposal's change ids it was refused for."""
 
 
 ServerFrame = Annotated[
@@ -238,9 +240,11 @@ def event_frame(event: Event, *, turn_id: str, workflow_id: str | None) -> Serve
     return frame
 
 
-def error_frame(code: str, message: str, turn_id: str | None = None) -> ErrorFrame:
+def error_frame(
+    code: str, message: str, turn_id: str | None = None, *, changes: list[str] | None = None
+) -> ErrorFrame:
     """The one way to build an ``error`` frame (``turn_id`` when it is about a turn)."""
-    return ErrorFrame(code=code, message=message, turn_id=turn_id or None)
+    return ErrorFrame(code=code, message=message, turn_id=turn_id or None, changes=changes)
 
 
 def wire(frame: ServerFrame | dict[str, Any]) -> dict[str, Any]:

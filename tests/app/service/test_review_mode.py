@@ -1,0 +1,226 @@
+"""Review mode through the real service (SQLite and Postgres): nothing lands until it
+is accepted; all, some or none; dependent and stale answers; a restart in between."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from fastapi.testclient import TestClient
+from starlette.testclient import WebSocketTestSession
+
+from agents.models import ScriptedModel
+from tests.app.service.conftest import DOC, EDITOR, auth, create_workflow
+from tools.document import WorkflowDocument
+
+S = ScriptedModel
+
+
+def _script(model: ScriptedModel) -> None:
+    model.push(
+        S.tool_calls(("add_jobs", {"jobs": [{"name": "Notify clinic", "adaptor": "gmail"}]})),
+        S.tool_calls(("add_edges", {"edges": [{"source": "check", "target": "notify-clinic"}]})),
+        S.text("Added Notify clinic after Check coverage."),
+    )
+
+
+def _review_session(client: TestClient) -> tuple[str, str]:
+    workflow = create_workflow(client)
+    response = client.post(
+        "/v1/sessions",
+        json={"workflow_id": workflow["id"], "read_only": False, "review": True},
+        headers=auth(EDITOR),
+    )
+    assert response.status_code == 201, response.text
+    assert response.json()["review"] is True
+    return workflow["id"], response.json()["id"]
+
+
+def _chat(client: TestClient, session_id: str) -> Any:
+    return client.websocket_connect(f"/v1/sessions/{session_id}/ws?token={EDITOR}")
+
+
+def _until(ws: WebSocketTestSession, *kinds: str, limit: int = 60) -> list[dict[str, Any]]:
+    frames = []
+    for _ in range(limit):
+        frame = ws.receive_json()
+        frames.append(frame)
+        if frame["type"] in kinds:
+            return frames
+    raise AssertionError(f"none of {kinds} in {frames}")
+
+
+def _turn(text: str) -> dict[str, Any]:
+    return {"type": "turn", "content": text, "context": {"page": "workflow"}}
+
+
+def _workflow(client: TestClient, workflow_id: str) -> dict[str, Any]:
+    body: dict[str, Any] = client.get(f"/v1/workflows/{workflow_id}", headers=auth(EDITOR)).json()
+    return body
+
+
+def _propose(client: TestClient, model: ScriptedModel) -> tuple[str, str, dict[str, Any]]:
+    _script(model)
+    workflow_id, session_id = _review_session(client)
+    with _chat(client, session_id) as ws:
+        ws.send_json(_turn("add a notify step after the coverage check"))
+        frames = _until(ws, "proposal", "turn.completed", "error")
+    assert frames[-1]["type"] == "proposal", frames
+    assert not [f for f in frames if f["type"] == "workflow"]
+    return workflow_id, session_id, frames[-1]
+
+
+def test_a_review_turn_commits_nothing_until_it_is_accepted(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    workflow_id, session_id, proposal = _propose(client, model)
+    assert [c["id"] for c in proposal["changes"]] == ["c1", "c2"]
+    assert _workflow(client, workflow_id)["version"] == 1
+    versions = client.get(f"/v1/workflows/{workflow_id}/versions", headers=auth(EDITOR)).json()
+    assert len(versions) == 1
+    with client.websocket_connect(
+        f"/v1/workflows/{workflow_id}/watch?token={EDITOR}&since_version=1"
+    ) as watch:
+        with _chat(client, session_id) as ws:
+            ws.send_json(
+                {"type": "review", "request_id": proposal["request_id"], "accepted": ["c1", "c2"]}
+            )
+            frames = _until(ws, "turn.completed", "error")
+        assert frames[-1]["type"] == "turn.completed", frames
+        (committed,) = [f for f in frames if f["type"] == "workflow"]
+        assert committed["version"] == 2 and committed["yaml"] == proposal["yaml"]
+        # The watcher's first frame is the accepted version: it saw nothing before.
+        seen = watch.receive_json()
+        assert seen["type"] == "workflow" and seen["version"] == 2
+    stored = _workflow(client, workflow_id)
+    assert stored["version"] == 2 and stored["yaml"] == proposal["yaml"]
+    versions = client.get(f"/v1/workflows/{workflow_id}/versions", headers=auth(EDITOR)).json()
+    assert sorted(v["version"] for v in versions) == [1, 2]
+    session = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+    assert session["pending_confirmation"] is None
+    assert "Applied 2 of 2" in session["messages"][-1]["content"]
+
+
+def test_accepting_some_over_rest(client: TestClient, model: ScriptedModel) -> None:
+    workflow_id, session_id, proposal = _propose(client, model)
+    pending = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+    assert pending["pending_confirmation"]["proposal"]["diff"] == proposal["diff"]
+    answer = client.post(
+        f"/v1/sessions/{session_id}/review",
+        json={"request_id": proposal["request_id"], "accepted": ["c1"]},
+        headers=auth(EDITOR),
+    )
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["outcome"] == "applied" and body["version"] == 2
+    doc = WorkflowDocument.from_yaml(_workflow(client, workflow_id)["yaml"])
+    assert "notify-clinic" in doc.structure.jobs
+    assert doc.structure.find_edge("check", "notify-clinic") is None
+
+
+def test_rejecting_keeps_the_workflow(client: TestClient, model: ScriptedModel) -> None:
+    workflow_id, session_id, proposal = _propose(client, model)
+    with _chat(client, session_id) as ws:
+        ws.send_json({"type": "review", "request_id": proposal["request_id"], "accepted": []})
+        frames = _until(ws, "turn.completed", "error")
+    assert frames[-1]["type"] == "turn.completed" and frames[-1]["version"] == 1
+    assert not [f for f in frames if f["type"] == "workflow"]
+    stored = _workflow(client, workflow_id)
+    assert stored["version"] == 1 and stored["yaml"] == DOC
+
+
+def test_a_dependent_answer_is_refused_and_the_proposal_stays_open(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    workflow_id, session_id, proposal = _propose(client, model)
+    refused = client.post(
+        f"/v1/sessions/{session_id}/review",
+        json={"request_id": proposal["request_id"], "accepted": ["c2"]},
+        headers=auth(EDITOR),
+    )
+    assert refused.status_code == 409, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "dependent_change" and error["changes"] == ["c2"]
+    assert "c1" in error["message"]
+    assert _workflow(client, workflow_id)["version"] == 1
+    session = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+    assert session["pending_confirmation"]["request_id"] == proposal["request_id"]
+    with _chat(client, session_id) as ws:  # answered again, with what it needs
+        ws.send_json({"type": "review", "request_id": proposal["request_id"], "accepted": ["c2"]})
+        assert _until(ws, "error")[-1]["code"] == "dependent_change"
+        ws.send_json(
+            {"type": "review", "request_id": proposal["request_id"], "accepted": ["c1", "c2"]}
+        )
+        assert _until(ws, "turn.completed", "error")[-1]["type"] == "turn.completed"
+    assert _workflow(client, workflow_id)["version"] == 2
+
+
+def test_a_proposal_made_stale_by_another_editor_commits_nothing(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    workflow_id, session_id, proposal = _propose(client, model)
+    head = WorkflowDocument.from_yaml(DOC)
+    from tools.registry import run_tool
+
+    assert run_tool(head, "remove_jobs", {"keys": ["check"]}).ok
+    put = client.put(
+        f"/v1/workflows/{workflow_id}",
+        json={"yaml": head.to_yaml(), "expected_version": 1},
+        headers=auth(EDITOR),
+    )
+    assert put.status_code == 200, put.text
+    with _chat(client, session_id) as ws:
+        ws.send_json(
+            {"type": "review", "request_id": proposal["request_id"], "accepted": ["c1", "c2"]}
+        )
+        frames = _until(ws, "error", "turn.completed")
+    assert frames[-1]["type"] == "error" and frames[-1]["code"] == "stale_proposal"
+    assert _workflow(client, workflow_id)["version"] == 2  # the other editor's, nothing more
+    session = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+    assert session["pending_confirmation"] is None  # closed: ask again
+
+
+def test_a_new_turn_or_a_confirm_while_a_proposal_is_open_is_refused(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    _, session_id, proposal = _propose(client, model)
+    with _chat(client, session_id) as ws:
+        ws.send_json(_turn("rename it"))
+        assert _until(ws, "error")[-1]["code"] == "proposal_pending"
+        ws.send_json({"type": "confirm", "request_id": proposal["request_id"], "approved": True})
+        assert _until(ws, "error")[-1]["code"] == "proposal_pending"
+        ws.send_json({"type": "review", "request_id": "review-nope", "accepted": []})
+        assert _until(ws, "error")[-1]["code"] == "no_pending_proposal"
+
+
+def test_review_on_one_turn_of_an_ordinary_session(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    _script(model)
+    workflow = create_workflow(client)
+    session = client.post(
+        "/v1/sessions", json={"workflow_id": workflow["id"]}, headers=auth(EDITOR)
+    ).json()
+    assert session["review"] is False
+    with _chat(client, session["id"]) as ws:
+        ws.send_json({**_turn("add a notify step"), "review": True})
+        assert _until(ws, "proposal", "turn.completed")[-1]["type"] == "proposal"
+    assert _workflow(client, workflow["id"])["version"] == 1
+
+
+def test_a_proposal_survives_a_restart(
+    app_client: Callable[..., TestClient], model: ScriptedModel
+) -> None:
+    first = app_client()
+    workflow_id, session_id, proposal = _propose(first, model)
+    first.__exit__(None, None, None)
+    second = app_client()
+    session = second.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+    assert session["pending_confirmation"]["proposal"]["yaml"] == proposal["yaml"]
+    answer = second.post(
+        f"/v1/sessions/{session_id}/review",
+        json={"request_id": proposal["request_id"], "accepted": ["c1", "c2"]},
+        headers=auth(EDITOR),
+    )
+    assert answer.status_code == 200, answer.text
+    assert _workflow(second, workflow_id)["yaml"] == proposal["yaml"]
