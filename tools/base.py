@@ -140,6 +140,11 @@ class ToolSpec(Generic[ArgsT]):
     """What the call does, as a verb phrase ("add the step"), for summaries and errors."""
     confirm: ConfirmRule | None = None
     """Which calls need a yes first, and the question to ask (None: never asks)."""
+    impact: bool = False
+    """Whether a call can change what runs: remove a step or trigger, leave steps no
+    trigger reaches, remove or disable an edge, or change a trigger's type. A round with
+    such a call is tried on a copy first and asks with its impact
+    (``tools.document.impact``) when there is any; only these rounds pay for the copy."""
 
     @property
     def description(self) -> str:

@@ -27,6 +27,7 @@ from tools.edits import (
     create_workflow,
     edit_job_code,
     inspect_job_code,
+    preview_change,
     remove_edges,
     remove_jobs,
     search_documentation,
@@ -53,6 +54,7 @@ TOOLS: dict[str, ToolSpec[Any]] = {
         set_trigger,
         inspect_job_code,
         search_documentation,
+        preview_change,
         call_job_code_agent,
         test_run,
     )

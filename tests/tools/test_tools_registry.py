@@ -21,7 +21,7 @@ from tools.document import WorkflowDocument
 from tools.jobcode.stitch import stitch_job_code
 from tools.registry import MUTATING_TOOLS, TOOLS, tool_definitions
 
-READ_TOOLS = {"inspect_job_code", "search_documentation", "test_run"}
+READ_TOOLS = {"inspect_job_code", "search_documentation", "preview_change", "test_run"}
 """Tools a read-only session keeps: they look, or test-run, and change nothing."""
 
 
@@ -201,6 +201,7 @@ def test_same_calls_succeed_outside_read_only(tool: str) -> None:
     [
         ("inspect_job_code", {"job_keys": ["notify-team"]}),
         ("search_documentation", {"query": "send email"}),
+        ("preview_change", {"tool": "remove_jobs", "input": {"keys": ["check-coverage"]}}),
     ],
 )
 def test_read_only_allows_read_tools(

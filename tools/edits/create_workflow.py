@@ -71,4 +71,5 @@ TOOL = ToolSpec(
     spinner="Building the workflow…",
     action="create the workflow",
     confirm=trigger_change_to_confirm,
+    impact=True,
 )

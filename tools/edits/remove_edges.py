@@ -36,4 +36,5 @@ TOOL = ToolSpec(
     spinner="Removing {n} edge{s}…",
     count_field="edges",
     action="disconnect the steps",
+    impact=True,
 )

@@ -82,4 +82,5 @@ TOOL = ToolSpec(
     count_field="keys",
     action="remove the step",
     confirm=removals_to_confirm,
+    impact=True,
 )

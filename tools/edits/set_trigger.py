@@ -65,4 +65,5 @@ TOOL = ToolSpec(
     spinner="Setting the trigger…",
     action="change the trigger",
     confirm=response_settings_to_confirm,
+    impact=True,
 )

@@ -38,4 +38,5 @@ TOOL = ToolSpec(
     spinner="Updating {n} edge{s}…",
     count_field="edges",
     action="change the edge",
+    impact=True,
 )
