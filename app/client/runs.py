@@ -27,6 +27,12 @@ ERRORS_LIMIT = 20_000
 """The longest ``errors`` a turn frame takes (the server's ``TurnFrame.errors`` bound)."""
 INPUT_JSON_LIMIT = 8_000
 """How much of the failed step's input JSON ``/fix`` sends, so the errors stay in bounds."""
+ERROR_TEXT_LIMIT = 4_000
+"""How much of the step's error ``/fix`` sends (a stack trace can be long)."""
+REQUESTS_LIMIT = 10
+"""How many unanswered requests ``/fix`` names."""
+LOG_LINES = 5
+"""Log lines of a failed step shown with the result."""
 FIXABLE = ("failed", "timed_out")
 STATUS_WORDS = {
     "succeeded": ("✓", "green", "succeeded"),
@@ -183,6 +189,12 @@ def render_run(run: dict[str, Any], names: dict[str, str], paint: Paint = _plain
                 for number, text in enumerate(str(step["error"]).splitlines() or [""]):
                     prefix = "error: " if number == 0 else "       "
                     lines.append(paint(f"      {prefix}{text}", "red"))
+            if not ok:  # what a failed step logged is often why
+                logs = [str(x) for x in step.get("logs") or []]
+                for text in logs[:LOG_LINES]:
+                    lines.append(paint(f"      log: {text}", "dim"))
+                if len(logs) > LOG_LINES:
+                    lines.append(paint(f"      … {len(logs) - LOG_LINES} more log lines", "dim"))
     elif status != "unsupported":
         lines.append("  No step ran.")
     unmatched = [r for r in run.get("requests") or [] if not r.get("matched")]
@@ -227,20 +239,27 @@ def fix_errors(run: dict[str, Any], names: dict[str, str]) -> str | None:
         name = step.get("name") or names.get(key, key)
         lines.append(f'Failed step: "{name}" (key {key})')
         if step.get("error"):
-            lines.append(f"Error: {step['error']}")
+            lines.append(f"Error: {_cut(str(step['error']), ERROR_TEXT_LIMIT, 'error')}")
         unmatched = [
             f"{r.get('method')} {r.get('url')}"
             for r in run.get("requests") or []
             if not r.get("matched") and r.get("step_key") in (None, key)
         ]
         if unmatched:
-            lines.append("Requests no sample answered: " + "; ".join(unmatched))
+            more = len(unmatched) - REQUESTS_LIMIT
+            lines.append(
+                "Requests no sample answered: "
+                + "; ".join(unmatched[:REQUESTS_LIMIT])
+                + (f"; and {more} more" if more > 0 else "")
+            )
     if run.get("error"):
-        lines.append(f"Run error: {run['error']}")
+        lines.append(f"Run error: {_cut(str(run['error']), ERROR_TEXT_LIMIT, 'error')}")
     if step is not None:
         text = json.dumps(step.get("input"), indent=2, ensure_ascii=False, default=str)
-        if len(text) > INPUT_JSON_LIMIT:
-            text = text[:INPUT_JSON_LIMIT] + "\n… (input cut)"
         lines.append("Input of the step (JSON):")
-        lines.append(text)
-    return "\n".join(lines)[:ERRORS_LIMIT]
+        lines.append(_cut(text, INPUT_JSON_LIMIT, "input"))
+    return "\n".join(lines)[:ERRORS_LIMIT]  # the parts are bounded; this is a last guard
+
+
+def _cut(text: str, limit: int, what: str) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n… ({what} cut)"
