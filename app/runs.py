@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import traceback
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -196,6 +197,7 @@ class RunService:
         session_id: str | None = None,
         turn_id: str | None = None,
         on_progress: Progress | None = None,
+        draft: bool = False,
     ) -> TestRun:
         """Run the document ``yaml`` (``workflow_id`` at, or drafted from, ``version``) and
         store the run with where it came from; the stored run is returned."""
@@ -226,6 +228,7 @@ class RunService:
                 "workflow_id": workflow_id,
                 "version": version,
                 "created_by": author,
+                "draft": draft,
             }
         )
         record = await self.store.save_test_run(run, session_id=session_id, turn_id=turn_id)
@@ -337,6 +340,7 @@ class TurnRuns:
         request: RunRequest,
         turn_id: str,
         on_progress: Progress | None = None,
+        draft: bool = False,
     ) -> TestRun:
         return await self.service.run_yaml(
             self.workflow_id,
@@ -347,6 +351,7 @@ class TurnRuns:
             session_id=self.session_id,
             turn_id=turn_id,
             on_progress=on_progress,
+            draft=draft,
         )
 
 
@@ -389,6 +394,9 @@ def masked(text: str, secrets: list[str]) -> str:
     return text
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _cleared(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, dict):
         return {
@@ -400,8 +408,7 @@ def _cleared(value: Any, secrets: list[str]) -> Any:
         return [_cleared(v, secrets) for v in value]
     if isinstance(value, str):
         # A lone surrogate (JSON can spell one) cannot be encoded for any database or response.
-        text = value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-        return masked(text, secrets)
+        return masked(_LONE_SURROGATE.sub("\ufffd", value), secrets)
     if secrets and isinstance(value, (int, float)) and not isinstance(value, bool):
         return MASK if json.dumps(value) in secrets else value
     return value
