@@ -93,17 +93,18 @@ class TurnTestRuns(Protocol):
 
     The service's implementation runs it in OpenFn's runtime (``agents.testrun``) and
     stores it with the workflow; ``on_progress`` gets each step's start and end.
-    ``version`` is the committed version ``yaml`` is at, or ``None`` for a review-mode
-    draft (never stored as a version)."""
+    ``version`` is the committed version ``yaml`` is at; with ``draft``, the version a
+    review-mode draft was made from (the run then says ``draft: true``)."""
 
     async def run(
         self,
         *,
         yaml: str,
-        version: int | None,
+        version: int,
         request: RunRequest,
         turn_id: str,
         on_progress: Callable[[RunProgressEvent], Awaitable[None]] | None = None,
+        draft: bool = False,
     ) -> TestRun: ...
 
 

@@ -75,7 +75,7 @@ class TurnAids(Protocol):
 
     def for_turn(self, session: SessionRecord, principal: Principal) -> TurnTestRuns: ...
 
-    async def last_failed(self, session: SessionRecord) -> str | None: ...
+    async def last_failed_run(self, session: SessionRecord) -> str | None: ...
 
 
 class TurnService:
@@ -279,7 +279,7 @@ class TurnService:
             "version": workflow.version,
             # A read-only turn changes nothing, so it has nothing to propose.
             "review": review and not read_only,
-            "last_run": None if self.aids is None else await self.aids.last_failed(session),
+            "last_run": None if self.aids is None else await self.aids.last_failed_run(session),
         }
 
     async def open_proposal(self, session_id: str) -> tuple[str, dict[str, Any]] | None:

@@ -126,6 +126,8 @@ class TestRun(_Model):
     summary: str = ""
     """The run in plain words, for people (never parsed)."""
     duration_ms: int = 0
+    draft: bool = False
+    """It ran a review-mode draft made from ``version``, not the version itself."""
     runtime: dict[str, str] = Field(default_factory=dict)
     """Package -> version that ran it (``@openfn/runtime``, each adaptor)."""
     created_at: str | None = None

@@ -197,7 +197,8 @@ async def _test_run(
     try:
         run = await rt.test_runs.run(
             yaml=yaml,
-            version=None if state.get("review") else version,
+            version=state.get("base_version", version) if state.get("review") else version,
+            draft=bool(state.get("review")),
             request=request,
             turn_id=state.get("turn_id", ""),
             on_progress=progress,
