@@ -199,8 +199,9 @@ class RunService:
         on_progress: Progress | None = None,
         draft: bool = False,
     ) -> TestRun:
-        """Run the document ``yaml`` (``workflow_id`` at, or drafted from, ``version``) and
-        store the run with where it came from; the stored run is returned."""
+        """Run the document ``yaml`` (``workflow_id`` at ``version``, or with ``draft`` a
+        review-mode draft made from it) and store the run with where it came from; the
+        stored run is returned."""
         timeout = request.timeout_s if request.timeout_s is not None else self.limits.timeout_s
         if timeout > self.limits.max_timeout_s:
             raise ToolInputError(

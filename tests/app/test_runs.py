@@ -294,10 +294,16 @@ async def test_the_chat_tools_runs_are_the_turns_document_stored_with_the_turn(
         seen.append(event)
 
     draft = "name: a draft\njobs: {}\n"
-    run = await service.for_turn(session, ANA).run(
-        yaml=draft, version=2, request=RunRequest(), turn_id="turn-1", on_progress=progress
+    turn_runs = service.for_turn(session, ANA)
+    run = await turn_runs.run(
+        yaml=draft,
+        version=2,
+        request=RunRequest(),
+        turn_id="turn-1",
+        on_progress=progress,
+        draft=True,
     )
-    assert runner.calls[0][0] == draft
+    assert runner.calls[0][0] == draft and run.draft
     assert [(e.step_key, e.status) for e in seen] == [("check", "started"), ("check", "succeeded")]
     assert {e.run_id for e in seen} == {run.run_id}
     stored = await store.get_test_run(run.run_id)
@@ -308,6 +314,8 @@ async def test_the_chat_tools_runs_are_the_turns_document_stored_with_the_turn(
         2,
         "Ana",
     )
+    committed = await turn_runs.run(yaml=DOC_V2, version=2, request=RunRequest(), turn_id="t2")
+    assert not committed.draft and committed.version == 2
 
 
 async def test_the_socket_gets_progress_then_the_run_or_one_error(store: Store) -> None:
