@@ -167,6 +167,7 @@ def test_create_a_workflow_by_chatting_and_watch_the_diagram(
     server: LiveServer, open_page: OpenPage
 ) -> None:
     page = open_page(server.url + "/")
+    page.uncheck("#review-option")  # changes apply as they are made (review: test_web_review)
     page.fill("#new-name", "Referral intake")
     page.click("#new-button")
     page.wait_for_selector('.connection[data-state="open"]')
@@ -223,6 +224,7 @@ def test_import_select_a_step_and_approve_a_confirmation(
     server: LiveServer, open_page: OpenPage
 ) -> None:
     page = open_page(server.url + "/")
+    page.uncheck("#review-option")  # without review mode a removal asks first
     page.fill("#import-yaml", CODED_DOC)
     page.click("#import-button")
     page.wait_for_selector('.connection[data-state="open"]')
