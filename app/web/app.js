@@ -175,7 +175,7 @@ function showProposal(proposal) {
 function reviewFailed(frame) {
   const card = state.reviewCard;
   const details = frame.details || frame;
-  const open = card.failed(frame.code, frame.message, details.changes || []);
+  const open = card.failed(frame.code, frame.message, details.changes || [], details.needs || []);
   if (open) {
     state.pendingConfirm = card.proposal;
     state.turnRunning = false;

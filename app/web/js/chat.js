@@ -127,6 +127,12 @@ export class ChatView {
   review(proposal, { readOnly, onAnswer, onPreview }) {
     const turn = this.ensureTurn(proposal.turn_id);
     this.clearThinking();
+    // The planner's words (streamed) end here: a proposal has no `message` frame.
+    if (turn.bubble) turn.bubble.classList.remove("streaming");
+    for (const li of turn.el.querySelectorAll("li.status.spinning")) {
+      li.classList.remove("spinning");
+      li.querySelector(".spinner").className = "icon";
+    }
     const card = new ReviewCard(proposal, { readOnly, onAnswer, onPreview });
     turn.el.append(card.el);
     this.scrollToEnd();

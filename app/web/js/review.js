@@ -43,8 +43,8 @@ export const REVIEW_ERRORS = {
   dependent_change: {
     open: true,
     text:
-      "Some accepted changes need a change you left out. Nothing was committed: tick the " +
-      "changes marked below as well, or leave out the ones that need them.",
+      "A change you accepted needs one you left out, so nothing was committed. Tick what " +
+      "it needs as well, or leave it out too, and answer again.",
   },
   no_pending_proposal: {
     open: false,
@@ -64,7 +64,11 @@ export class ReviewCard {
     this.items = new Map(); // change id -> li
     this.accept = h("button", { type: "button", class: "approve accept" }, "Accept all");
     this.reject = h("button", { type: "button", class: "ghost reject" }, "Reject");
-    this.preview = h("button", { type: "button", class: "ghost preview" }, "Show draft on the diagram");
+    this.preview = h(
+      "button",
+      { type: "button", class: "ghost preview", title: "Show the draft on the diagram, or the current version" },
+      "Show draft",
+    );
     this.outcome = h("div", { class: "review-outcome", role: "status" });
     this.actions = h(
       "div",
@@ -163,7 +167,7 @@ export class ReviewCard {
 
   setPreview(on) {
     this.previewing = on;
-    this.preview.textContent = on ? "Show the current version" : "Show draft on the diagram";
+    this.preview.textContent = on ? "Hide draft" : "Show draft";
     if (this.onPreview) this.onPreview(on);
   }
 
@@ -216,24 +220,27 @@ export class ReviewCard {
   }
 
   // An error answering: the card stays answerable only for dependent_change, where
-  // `changes` lists the ids the accepted ones need.
-  failed(code, message, changes = []) {
+  // `changes` lists the accepted changes that cannot apply and `needs` (when the server
+  // sends it) the left-out ones they need.
+  failed(code, message, changes = [], needs = []) {
     const known = REVIEW_ERRORS[code];
     const open = known ? known.open : false;
     this.el.dataset.error = code || "error";
     if (open) {
       delete this.el.dataset.answer;
       this.setDisabled(false);
-      for (const id of changes || []) {
-        const item = this.items.get(String(id));
-        if (!item) continue;
-        item.classList.add("needed");
-        const note = item.querySelector(".change-note");
-        note.hidden = false;
-        note.textContent = this.boxes.get(String(id)).checked
-          ? "Cannot apply without a change that was left out."
-          : "Needed by a change you accepted.";
-      }
+      const mark = (ids, text) => {
+        for (const id of ids || []) {
+          const item = this.items.get(String(id));
+          if (!item) continue;
+          item.classList.add("needed");
+          const note = item.querySelector(".change-note");
+          note.hidden = false;
+          note.textContent = text;
+        }
+      };
+      mark(changes, "Cannot apply without a change that was left out.");
+      mark(needs, "Needed by a change you accepted.");
     } else {
       if (this.previewing) this.setPreview(false);
       this.el.classList.add("closed");
@@ -244,6 +251,7 @@ export class ReviewCard {
     const detail = message && (!known || code === "dependent_change") ? ` (${message})` : "";
     this.outcome.textContent = `${known ? known.text : message || "The answer failed."}${detail}`;
     this.outcome.classList.add("problem");
+    this.outcome.scrollIntoView({ block: "nearest" });
     return open;
   }
 
