@@ -28,6 +28,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     target.add_argument("--workflow", metavar="ID", help="open this workflow")
     target.add_argument("--new", metavar="NAME", help="create a workflow with this name")
     target.add_argument(
+        "--session",
+        metavar="ID",
+        help="go back to this session (its history, and a proposal or plan waiting for review)",
+    )
+    target.add_argument(
         "--project",
         metavar="ID",
         help="open a project session: its turns plan the project's workflows (/plan, /project)",
@@ -68,28 +73,34 @@ async def run_chat(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
         try:
             target: dict[str, Any]
             project_name = ""
-            if args.project:
-                project = await rest.call("GET", f"/v1/projects/{quote(args.project, safe='')}")
-                target, project_name = {"project_id": project["id"]}, project["name"]
+            if args.session:  # an existing session: as it is (its own read-only and review)
+                session = {"id": args.session}
             else:
-                workflow_id = await choose_workflow(args, rest, out, lines)
-                if workflow_id is None:
-                    return 0
-                target = {"workflow_id": workflow_id}
-            body: dict[str, Any] = {**target, "read_only": bool(args.read_only)}
-            if args.review:
-                body["review"] = True  # left out otherwise: the server's default
-            session = await rest.call("POST", "/v1/sessions", json=body)
-            detail = await rest.call("GET", f"/v1/sessions/{session['id']}")
+                if args.project:
+                    path = f"/v1/projects/{quote(args.project, safe='')}"
+                    project = await rest.call("GET", path)
+                    target, project_name = {"project_id": project["id"]}, project["name"]
+                else:
+                    workflow_id = await choose_workflow(args, rest, out, lines)
+                    if workflow_id is None:
+                        return 0
+                    target = {"workflow_id": workflow_id}
+                body: dict[str, Any] = {**target, "read_only": bool(args.read_only)}
+                if args.review:
+                    body["review"] = True  # left out otherwise: the server's default
+                session = await rest.call("POST", "/v1/sessions", json=body)
+            detail = await rest.call("GET", f"/v1/sessions/{quote(session['id'], safe='')}")
             workflow = detail.get("workflow")
             project_id = detail.get("project_id") or (workflow or {}).get("project_id")
+            if workflow is None and project_id and not project_name:
+                project_name = (await rest.call("GET", f"/v1/projects/{project_id}"))["name"]
             name = workflow["name"] if workflow else project_name
             client = ChatClient(
                 rest=rest,
                 out=out,
                 lines=lines,
-                ws_url=socket_url(base_url, f"/v1/sessions/{session['id']}/ws", args.token),
-                session_id=session["id"],
+                ws_url=socket_url(base_url, f"/v1/sessions/{detail['id']}/ws", args.token),
+                session_id=detail["id"],
                 workflow_id=workflow["id"] if workflow else None,
                 read_only=bool(detail["read_only"]),
                 name=name,
@@ -98,7 +109,7 @@ async def run_chat(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
                 project_id=project_id,
                 mode=args.mode,
                 pending=detail.get("pending_confirmation"),
-                review=bool(detail.get("review", args.review)) and not args.project,
+                review=bool(detail.get("review", args.review)) and workflow is not None,
             )
             return await client.run()
         except ChatError as exc:

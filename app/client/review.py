@@ -53,6 +53,15 @@ def proposal_from(source: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
+def unsaid(question: str, said: str) -> str:
+    """The question without the reply already shown before it (the server's question may
+    repeat the turn's final message, which the client printed as it streamed)."""
+    said = said.strip()
+    if said and question.strip().startswith(said):
+        return question.strip()[len(said) :].strip()
+    return question
+
+
 def change_ids(proposal: dict[str, Any]) -> list[str]:
     return [str(c["id"]) for c in proposal["changes"]]
 

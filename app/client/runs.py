@@ -169,6 +169,8 @@ def render_run(run: dict[str, Any], names: dict[str, str], paint: Paint = _plain
     status = str(run.get("status", ""))
     mark, style, words = STATUS_WORDS.get(status, ("?", "yellow", status))
     version = f" of v{run['version']}" if run.get("version") is not None else ""
+    if run.get("draft"):  # a review-mode draft's run: not the saved version itself
+        version = f" of the draft made from v{run['version']}" if version else " of the draft"
     lines = [
         paint(f"{mark} Test run{version}: {words} ({duration_text(run.get('duration_ms'))})", style)
     ]

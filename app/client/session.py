@@ -114,6 +114,9 @@ class ChatClient:
     """A ``/run`` is waiting for its ``run.completed``."""
     last_run: dict[str, Any] | None = None
     """The last test run seen in this session (a ``/run`` or the planner's)."""
+    said: str = ""
+    """The turn's reply as shown so far (a proposal's question repeats it: a review-mode
+    turn streams its reply and then ends with the proposal, no ``message`` between)."""
 
     @property
     def on_project(self) -> bool:
@@ -429,6 +432,7 @@ class ChatClient:
         self.streamed = False
         self.turn_changes = set()
         self.turn_start_version = self.version
+        self.said = ""
         while not self.turn_events.empty():
             self.turn_events.get_nowait()
 
@@ -633,8 +637,11 @@ class ChatClient:
             plan.show_progress(self.out, frame, self.plan_names)
         elif kind == "proposal":
             self.in_turn = False
+            self.out.end_line()
+            self.streamed = False  # the reply streamed so far ended with the proposal
             proposal = review.proposal_from(frame)
             if proposal is not None:
+                proposal["question"] = review.unsaid(proposal["question"], self.said)
                 self.turn_events.put_nowait(("proposal", proposal))
         elif kind == "run.progress":
             phase, text = runs.progress_line(frame, runs.step_names(self.yaml))
@@ -652,8 +659,10 @@ class ChatClient:
                 self.out.end_line()
                 self.out.partial(self.out.paint("planner> ", "bold"))
                 self.streamed = True
+            self.said += str(frame.get("text", ""))
             self.out.partial(frame.get("text", ""))
         elif kind == "message":
+            self.said = str(frame.get("text", ""))
             if not self.streamed:
                 self.out.line(self.out.paint("planner> ", "bold") + frame.get("text", ""))
             else:

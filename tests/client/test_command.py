@@ -25,6 +25,11 @@ def test_options_and_their_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (args.url, args.token, args.new, args.read_only) == (DEFAULT_URL, None, "Intake", True)
     with pytest.raises(SystemExit):
         parse("--new", "a", "--workflow", "b")  # one or the other
+    assert parse("--workflow", "w1").review is False
+    resumed = parse("--session", "s1", "--review")
+    assert (resumed.session, resumed.review, resumed.workflow) == ("s1", True, None)
+    with pytest.raises(SystemExit):
+        parse("--session", "s1", "--workflow", "w1")  # a session is on its own workflow
 
 
 @pytest.mark.parametrize(

@@ -144,3 +144,12 @@ async def test_no_answer_leaves_the_proposal_open_and_read_only_cannot_answer() 
     assert answer is None
     assert "(read-only: an editor accepts or rejects these changes)" in transcript
     assert review.PROMPT not in transcript
+
+
+def test_the_question_leaves_out_the_reply_already_shown() -> None:
+    said = "- Removed Check coverage.\nNote: 'Alert staff' never runs."
+    question = f"{said}\n\nApply this change?"
+    assert review.unsaid(question, said) == "Apply this change?"
+    assert review.unsaid(question, said + "\n") == "Apply this change?"
+    assert review.unsaid(question, "") == question  # nothing shown: all of it
+    assert review.unsaid("Apply this change?", "Something else.") == "Apply this change?"

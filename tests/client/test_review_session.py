@@ -51,7 +51,11 @@ class FakeServer:
                     await self.send(ws, {"type": "message", "turn_id": "t1", "text": "Fixed."})
                     await self.send(ws, self.completed(3))
                     continue
-                await self.send(ws, frames.proposal())
+                # As the service does: the reply streams, then the proposal repeats it.
+                said = "Removed Check coverage; added Dedupe."
+                await self.send(ws, {"type": "message.delta", "turn_id": "t1", "text": said})
+                question = f"{said}\n\n{frames.proposal()['question']}"
+                await self.send(ws, frames.proposal(question=question))
             elif frame["type"] == "review":
                 code = self.review_errors.pop(0) if self.review_errors else None
                 if code is not None:
@@ -176,7 +180,8 @@ async def test_a_review_mode_turn_shows_the_proposal_and_applies_the_chosen_chan
     assert "Proposed changes on v3: 2 changes" in shown
     assert "      ⚠ impact: 'Notify clinic' would no longer run." in shown
     assert "    -    name: Check coverage" in shown
-    assert "? Apply these 2 changes?" in shown
+    assert "? Apply these 2 changes?\n" in shown  # the reply above is not repeated
+    assert transcript.count("Removed Check coverage; added Dedupe.") == 1
     applied = between(transcript, "  Accepting c2: applying…\n")
     assert "planner> Applied c2." in applied
     assert "── workflow now at v4 ──" in applied
