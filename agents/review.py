@@ -148,17 +148,15 @@ class Replayed:
 
 
 def _apply_all(
-    yaml: str,
+    doc: WorkflowDocument,
     draft: Sequence[dict[str, Any]],
     ids: set[str],
     ctx: ToolContext,
     *,
-    max_bytes: int,
     strict_code: bool = False,
 ) -> tuple[Replayed, dict[str, Any] | None, ToolResult | None]:
-    """Apply the entries of ``draft`` whose id is in ``ids``, in order, until one fails:
-    returns what was applied, and the entry that failed with its result (or ``None``)."""
-    doc = WorkflowDocument.from_yaml(yaml, max_bytes=max_bytes)
+    """Apply the entries of ``draft`` whose id is in ``ids`` to ``doc``, in order, until
+    one fails: returns what was applied, and the entry that failed with its result."""
     done = Replayed(doc)
     for entry in draft:
         if entry["id"] not in ids:
@@ -174,19 +172,25 @@ def _apply_all(
 def replay(
     *,
     base_yaml: str,
-    head_yaml: str,
+    head: WorkflowDocument,
     moved: bool,
     draft: Sequence[dict[str, Any]],
     accepted: Sequence[str],
     ctx: ToolContext,
     max_bytes: int,
 ) -> Replayed:
-    """Apply the ``accepted`` changes of ``draft``, in draft order, on the head.
+    """Apply the ``accepted`` changes of ``draft``, in draft order, on ``head`` (the
+    workflow as it is now, parsed; changed in place, so a caller whose replay raised
+    must drop it).
 
-    First on the draft's base: a change that fails there without the changes that were
-    not accepted is a :class:`DependentChangeError` naming it and the ones it needs.
-    Then, if the head ``moved`` since the base, on the head: any failure there is a
-    :class:`StaleProposalError`. Raises :class:`ReviewError` for ids not in the draft.
+    A change that cannot apply on the draft's base without the changes that were not
+    accepted is a :class:`DependentChangeError` naming it and the ones it needs. If the
+    head ``moved`` since the base, any other failure on the head is a
+    :class:`StaleProposalError`. Ids not in the draft are a :class:`ReviewError`.
+
+    When the head is the base (the usual case) the changes are applied straight onto
+    the head the service already holds parsed: accepting costs what the tool calls cost,
+    not a parse of the document. Only a refusal (or a moved head) parses the base.
     """
     known = [entry["id"] for entry in draft]
     unknown = [i for i in accepted if i not in known]
@@ -196,22 +200,23 @@ def replay(
             f"its changes are {', '.join(known)}. Nothing was applied."
         )
     ids = set(accepted)
-    done, failed, result = _apply_all(base_yaml, draft, ids, ctx, max_bytes=max_bytes)
-    if failed is not None:
-        raise _dependent(base_yaml, draft, ids, failed, result, ctx, max_bytes)
-    if not moved:
-        return done
-    done, failed, result = _apply_all(
-        head_yaml, draft, ids, ctx, max_bytes=max_bytes, strict_code=True
-    )
-    if failed is not None:
-        reason = result.message if result is not None else ""
-        raise StaleProposalError(
-            f"The workflow was changed by someone else while this proposal waited, and "
-            f"change {failed['id']} ({failed['summary']}) no longer applies: {reason} "
-            "Nothing was applied; ask again to get a new proposal."
+    if moved:  # is the answer itself sound? (on the head it could fail for either reason)
+        _, failed, result = _apply_all(
+            WorkflowDocument.from_yaml(base_yaml, max_bytes=max_bytes), draft, ids, ctx
         )
-    return done
+        if failed is not None:
+            raise _dependent(base_yaml, draft, ids, failed, result, ctx, max_bytes)
+    done, failed, result = _apply_all(head, draft, ids, ctx, strict_code=moved)
+    if failed is None:
+        return done
+    if not moved:
+        raise _dependent(base_yaml, draft, ids, failed, result, ctx, max_bytes)
+    reason = result.message if result is not None else ""
+    raise StaleProposalError(
+        f"The workflow was changed by someone else while this proposal waited, and "
+        f"change {failed['id']} ({failed['summary']}) no longer applies: {reason} "
+        "Nothing was applied; ask again to get a new proposal."
+    )
 
 
 def _dependent(
@@ -230,7 +235,8 @@ def _dependent(
     needs = []
     for candidate in earlier:
         upto = {e["id"] for e in draft[: position + 1]} & (ids | {candidate})
-        _, still, _ = _apply_all(base_yaml, draft, upto, ctx, max_bytes=max_bytes)
+        base = WorkflowDocument.from_yaml(base_yaml, max_bytes=max_bytes)
+        _, still, _ = _apply_all(base, draft, upto, ctx)
         if still is None:
             needs.append(candidate)
     needs = needs or earlier

@@ -320,33 +320,35 @@ class TurnService:
             workflow = await self.store.get_workflow(workflow_id)
             if workflow is None:
                 raise NotFoundError("The workflow no longer exists.")
-            # Checked before the answer is recorded: a dependent answer can be given again.
-            try:
-                await off_loop(
+            # The head as the next turn would get it: parsed already when it is warm.
+            runtime = await self._runtime(session, principal, workflow.yaml, workflow.version)
+            live = runtime.live_document()
+            assert live is not None  # _runtime always leaves the head parsed
+            try:  # before the answer is recorded: a refused answer can be given again
+                done = await off_loop(
                     replay,
                     base_yaml=state["base_yaml"],
-                    head_yaml=workflow.yaml,
+                    head=live[0],
                     moved=workflow.version != state["base_version"],
                     draft=state.get("draft") or [],
                     accepted=accepted,
                     ctx=self.tools,
                     max_bytes=self.config.max_yaml_bytes,
                 )
-            except StaleProposalError as exc:
-                await self.store.answer_confirmation(
-                    paused_id,
-                    request_id,
-                    approved=False,
-                    answered_by=principal.author,
-                    feedback=_accepted_note(accepted),
-                )
-                await self.store.finish_turn(paused_id, status="failed", error_code=exc.code)
-                await self.runner.forget(paused_id)
-                return error_frame(exc.code, exc.message, paused_id)
             except ReviewError as exc:
-                return error_frame(
-                    exc.code, exc.message, paused_id, changes=exc.details.get("changes")
-                )
+                runtime.forget_document()  # the replay may have changed the parsed head
+                if isinstance(exc, StaleProposalError):  # the proposal is closed
+                    await self.store.answer_confirmation(
+                        paused_id,
+                        request_id,
+                        approved=False,
+                        answered_by=principal.author,
+                        feedback=_accepted_note(accepted),
+                    )
+                    await self.store.finish_turn(paused_id, status="failed", error_code=exc.code)
+                    await self.runner.forget(paused_id)
+                changes = exc.details.get("changes")
+                return error_frame(exc.code, exc.message, paused_id, changes=changes)
             await self.store.answer_confirmation(
                 paused_id,
                 request_id,
@@ -359,14 +361,17 @@ class TurnService:
                 trace = self.tracer.turn(
                     state, session_id=session.id, user_id=principal.subject, tags=["reviewed"]
                 )
-                runtime = trace.runtime(
-                    await self._runtime(session, principal, workflow.yaml, workflow.version)
-                )
+                runtime = trace.runtime(runtime)
                 earlier = await self.store.list_model_calls(paused_id)
                 runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
+                # Emitted incrementally by the replay's edits: no emission of the whole.
+                yaml = await off_loop(done.doc.to_yaml) if done.applied else workflow.yaml
             answer = {
                 "accepted": accepted,
-                "head_yaml": workflow.yaml,
+                "applied": done.applied,
+                "yaml": yaml,
+                "name": done.doc.name,
+                "changes": [c.as_dict() for c in done.changes],
                 "head_version": workflow.version,
             }
             events = trace.wrap(

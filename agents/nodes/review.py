@@ -3,8 +3,8 @@
 ``propose`` turns the draft (``state["draft"]``, one entry per change) into the
 proposal: the draft YAML, a unified diff against the base and each change with its
 impact. ``review`` pauses on it with ``interrupt`` (a checkpoint: any device, worker
-or restart can answer) and, resumed with the accepted ids and the workflow's head,
-replays exactly those changes on the head and commits them as one version.
+or restart can answer) and, resumed with what the accepted changes made of the head
+(the service replays them, :func:`agents.review.replay`), commits that as one version.
 """
 
 from __future__ import annotations
@@ -15,15 +15,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from agents.events import workflow_event
-from agents.review import (
-    REVIEW_TOOL,
-    outcome_text,
-    proposal_changes,
-    replay,
-    unified_diff,
-)
+from agents.review import REVIEW_TOOL, outcome_text, proposal_changes, unified_diff
 from agents.runtime import TurnRuntime, commit_change
 from agents.state import TurnState
+from tools.document.structure import Change
 
 
 def review_request_id(turn_id: str) -> str:
@@ -55,45 +50,38 @@ async def propose_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
 
 
 async def review_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
-    """Pause on the proposal; resumed with ``{accepted, head_yaml, head_version}``."""
+    """Pause on the proposal. The service resumes it with what the answer applied:
+    ``{accepted, applied, yaml, name, changes, head_version}`` (:func:`agents.review.replay`
+    run on its parsed head, kept live in the runtime), and this commits it as one
+    version; with nothing accepted, nothing is committed."""
     rt, emit = runtime.context, runtime.stream_writer
     answer = interrupt(state["proposal"])
-    accepted = [str(i) for i in answer.get("accepted") or []]
-    head_yaml, head_version = answer["head_yaml"], int(answer["head_version"])
+    applied = [str(i) for i in answer.get("applied") or []]
+    head_version = int(answer["head_version"])
     draft = state.get("draft") or []
     said = (state.get("final_text") or "").strip()
-    update: dict[str, Any] = {"yaml": head_yaml, "version": head_version, "changes": []}
-    if accepted:
-        done = replay(
-            base_yaml=state["base_yaml"],
-            head_yaml=head_yaml,
-            moved=head_version != state["base_version"],
-            draft=draft,
-            accepted=accepted,
-            ctx=rt.tools,
-            max_bytes=rt.config.max_yaml_bytes,
-        )
-        yaml = done.doc.to_yaml()
-        summary = outcome_text(draft, done.applied, head_version + 1)
+    update: dict[str, Any] = {"version": head_version, "changes": []}
+    if applied:
+        yaml: str = answer["yaml"]
+        changes = [Change(**c) for c in answer.get("changes") or []]
+        live = rt.live_document()
         version = await commit_change(
             rt.committer,
             yaml=yaml,
-            name=done.doc.name,
+            name=answer.get("name"),
             base_version=head_version,
             tool=REVIEW_TOOL,
-            changes=done.changes,
-            summary=summary,
+            changes=changes,
+            summary=outcome_text(draft, applied, head_version + 1),
             turn_id=state.get("turn_id", ""),
         )
-        rt.adopt(done.doc, version)
-        emit(workflow_event(yaml, version, done.changes))
-        update |= {
-            "yaml": yaml,
-            "version": version,
-            "changes": [c.as_dict() for c in done.changes],
-        }
-        outcome = outcome_text(draft, done.applied, version)
+        if live is not None:
+            rt.adopt(live[0], version)
+        emit(workflow_event(yaml, version, changes))
+        update |= {"yaml": yaml, "version": version, "changes": [c.as_dict() for c in changes]}
+        outcome = outcome_text(draft, applied, version)
     else:
+        update["yaml"] = answer["yaml"]  # the head, unchanged
         outcome = outcome_text(draft, [], head_version)
     # The reply (and so the planner's history) says what was and was not applied.
     update["final_text"] = f"{said}\n\n{outcome}" if said else outcome

@@ -31,8 +31,27 @@ def _add_and_connect() -> ScriptedModel:
 async def _answer(
     paused: Outcome, accepted: list[str], head: tuple[str, int] | None = None
 ) -> Outcome:
+    """Answer as the service does: replay on the parsed head, resume with the result."""
     yaml, version = head or (BASE_YAML, 1)
-    answer = {"accepted": accepted, "head_yaml": yaml, "head_version": version}
+    doc = WorkflowDocument.from_yaml(yaml)
+    done = replay(
+        base_yaml=BASE_YAML,
+        head=doc,
+        moved=version != 1,
+        draft=_draft_of(paused),
+        accepted=accepted,
+        ctx=counting_ids(),
+        max_bytes=1 << 20,
+    )
+    paused.runtime.adopt(doc, version)
+    answer = {
+        "accepted": accepted,
+        "applied": done.applied,
+        "yaml": doc.to_yaml(),
+        "name": doc.name,
+        "changes": [c.as_dict() for c in done.changes],
+        "head_version": version,
+    }
     resumed = paused.runner.resume("turn-1", bool(accepted), paused.runtime, answer=answer)
     events = [e.wire() async for e in resumed]
     return Outcome(events, await paused.runner.state("turn-1"), paused.runner, paused.runtime)
@@ -115,7 +134,7 @@ async def test_a_change_that_needs_a_rejected_one_is_named_and_nothing_applies()
     with pytest.raises(DependentChangeError) as caught:
         replay(
             base_yaml=BASE_YAML,
-            head_yaml=BASE_YAML,
+            head=WorkflowDocument.from_yaml(BASE_YAML),
             moved=False,
             draft=_draft_of(paused),
             accepted=["c2"],
@@ -144,7 +163,7 @@ async def test_a_head_that_conflicts_makes_the_proposal_stale() -> None:
     with pytest.raises(StaleProposalError):
         replay(
             base_yaml=BASE_YAML,
-            head_yaml=head.to_yaml(),
+            head=head,
             moved=True,
             draft=_draft_of(paused),
             accepted=["c1", "c2"],
@@ -158,7 +177,7 @@ async def test_unknown_change_ids_are_refused() -> None:
     with pytest.raises(Exception, match="no change 'c9'"):
         replay(
             base_yaml=BASE_YAML,
-            head_yaml=BASE_YAML,
+            head=WorkflowDocument.from_yaml(BASE_YAML),
             moved=False,
             draft=_draft_of(paused),
             accepted=["c9"],
@@ -211,7 +230,7 @@ async def test_code_someone_else_changed_since_makes_the_proposal_stale() -> Non
     with pytest.raises(StaleProposalError, match="changed by someone else"):
         replay(
             base_yaml=BASE_YAML,
-            head_yaml=head.to_yaml(),
+            head=head,
             moved=True,
             draft=_draft_of(paused),
             accepted=["c1"],
