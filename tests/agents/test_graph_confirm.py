@@ -104,13 +104,20 @@ async def test_declining_refuses_every_call_planned_in_that_round() -> None:
     assert done.of("workflow") == []
 
 
-async def test_removing_an_empty_step_needs_no_confirmation() -> None:
+async def test_removing_an_empty_step_asks_with_its_impact_only() -> None:
+    # No code is lost, but a step is removed (DESIGN §5c): the question says just that.
     model = ScriptedModel(
         [S.tool_calls(("remove_jobs", {"keys": ["check"]})), S.text("Removed it.")]
     )
-    outcome = await run(model, "remove check coverage")
-    assert outcome.last["type"] == "turn.completed"
-    assert "check" not in outcome.doc.structure.jobs
+    paused = await run(model, "remove check coverage")
+    assert paused.last["type"] == "confirm.required"
+    assert paused.last["question"] == (
+        "The assistant wants to remove the step. The step 'Check coverage' would be removed. "
+        "Go ahead?"
+    )
+    done = await resume(paused, approved=True)
+    assert done.last["type"] == "turn.completed"
+    assert "check" not in done.doc.structure.jobs
 
 
 async def test_removing_every_step_asks_even_without_code() -> None:
@@ -176,8 +183,12 @@ async def test_steps_with_code_removed_across_calls_are_named_in_one_question() 
     )
     paused = await run(model, "remove both", yaml=yaml)
     question = paused.last["question"]
-    assert "'Fetch referral', 'Check coverage'" in question
-    assert question.count("remove") == 1
+    assert question.startswith(
+        "The assistant wants to remove all 2 steps, including 'Fetch referral', "
+        "'Check coverage', which hold code. "
+    )
+    assert question.count("The assistant wants to") == 1
+    assert "'Fetch referral' and 1 more step would be removed: 'Check coverage'." in question
     done = await resume(paused, approved=False)
     assert done.state["yaml"] == yaml
     results = model.requests[-1].messages[-1]["content"]
@@ -209,6 +220,7 @@ async def test_switching_a_replying_webhook_to_cron_pauses_for_confirmation() ->
     question = paused.last["question"]
     assert "switch the webhook trigger 'webhook' to cron" in question
     assert "webhook_reply, webhook_response_config" in question
+    assert "The webhook trigger would become a cron trigger." in question
     assert paused.of("workflow") == []
     assert paused.state["yaml"] == REPLYING_WEBHOOK
 
@@ -220,7 +232,9 @@ async def test_approved_the_switch_drops_the_settings_and_says_so() -> None:
     assert list(done.doc.structure.triggers) == ["cron"]
     cron = done.doc.structure.triggers["cron"]
     assert (cron.webhook_reply, cron.webhook_response_config) == (None, None)
-    result = done.runtime.models["planner"].requests[-1].messages[-1]["content"][0]
+    model = done.runtime.models["planner"]
+    assert isinstance(model, ScriptedModel)
+    result = model.requests[-1].messages[-1]["content"][0]
     assert "dropped webhook_reply, webhook_response_config" in result["content"]
 
 
@@ -231,7 +245,12 @@ async def test_declined_the_webhook_and_its_settings_stay() -> None:
     assert done.of("workflow") == []
 
 
-async def test_a_webhook_without_response_settings_switches_without_asking() -> None:
-    done = await run(_to_cron_script(), "run it every day at 9")
+async def test_a_webhook_without_response_settings_asks_only_about_the_new_type() -> None:
+    paused = await run(_to_cron_script(), "run it every day at 9")
+    assert paused.last["question"] == (
+        "The assistant wants to change the trigger. The webhook trigger would become a cron "
+        "trigger. Go ahead?"
+    )
+    done = await resume(paused, approved=True)
     assert done.last["type"] == "turn.completed"
     assert list(done.doc.structure.triggers) == ["cron"]

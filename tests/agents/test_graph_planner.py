@@ -152,7 +152,7 @@ async def test_read_only_turn_mounts_only_read_tools_and_refuses_mutations() -> 
     )
     outcome = await run(model, "remove the coverage step", read_only=True)
     tool_names = {t["name"] for t in model.requests[0].tools}
-    assert tool_names == {"inspect_job_code", "search_documentation", "test_run"}
+    assert tool_names == {"inspect_job_code", "search_documentation", "preview_change", "test_run"}
     refused = model.requests[1].messages[-1]["content"][0]
     assert refused["is_error"] and "read_only" in refused["content"]
     assert outcome.state["yaml"] == BASE_YAML

@@ -12,7 +12,7 @@ from typing import Any
 
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
 from agents.nodes.code_agent import run_code_agent
-from tests.agents.helpers import BASE_YAML, run, runtime_for
+from tests.agents.helpers import BASE_YAML, resume, run, runtime_for
 from tests.agents.test_graph_code import _by_role
 from tools.document import WorkflowDocument
 
@@ -45,7 +45,9 @@ async def test_code_request_then_removal_of_that_step_is_an_error_result_not_a_c
         ]
     )
     coder = ScriptedModel([])
-    outcome = await run(_by_role(planner=planner, job_code=coder), "write it, then drop it")
+    paused = await run(_by_role(planner=planner, job_code=coder), "write it, then drop it")
+    assert paused.last["type"] == "confirm.required"  # a step is removed: it asks first
+    outcome = await resume(paused, approved=True)
     assert outcome.last["type"] == "turn.completed"
     assert "check" not in outcome.doc.structure.jobs
     assert coder.requests == []

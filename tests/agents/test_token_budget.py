@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agents.models import ScriptedModel
-from tests.agents.helpers import run
+from tests.agents.helpers import resume, run
 
 
 def _results(model: ScriptedModel, index: int) -> list[str]:
@@ -46,7 +46,9 @@ async def test_removed_entries_are_named_in_the_result() -> None:
             ScriptedModel.text("Removed."),
         ]
     )
-    await run(model, "disconnect fetch from check")
+    paused = await run(model, "disconnect fetch from check")
+    assert paused.last["type"] == "confirm.required"  # a connection is removed: it asks first
+    await resume(paused, approved=True)
     (result,) = _results(model, 1)
     assert "Removed: edge fetch->check" in result, result
 
