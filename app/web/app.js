@@ -249,7 +249,9 @@ function updateComposer() {
 function turnAllowed() {
   if (!state.session || state.session.read_only || state.kind !== "workflow") return null;
   const connected = Boolean(state.chatSocket && state.chatSocket.isOpen);
-  return connected && !state.turnRunning && !state.awaitingStart && !state.pendingConfirm;
+  // A turn while a run goes would be refused (busy): one thing at a time per workflow.
+  const free = !state.turnRunning && !state.awaitingStart && !state.pendingConfirm && !runPanel.running;
+  return connected && free;
 }
 
 // Send a turn frame (false: not connected, nothing sent); review mode as the toggle says.

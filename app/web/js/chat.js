@@ -127,8 +127,13 @@ export class ChatView {
   review(proposal, { readOnly, onAnswer, onPreview }) {
     const turn = this.ensureTurn(proposal.turn_id);
     this.clearThinking();
-    // The planner's words (streamed) end here: a proposal has no `message` frame.
+    // The planner's words (streamed) end here: a proposal has no `message` frame, and
+    // its question repeats them (for clients that saw no stream), so they show once.
     if (turn.bubble) turn.bubble.classList.remove("streaming");
+    const streamed = (turn.text || "").trim();
+    if (streamed && proposal.question.startsWith(streamed)) {
+      proposal = { ...proposal, question: proposal.question.slice(streamed.length).trim() };
+    }
     for (const li of turn.el.querySelectorAll("li.status.spinning")) {
       li.classList.remove("spinning");
       li.querySelector(".spinner").className = "icon";

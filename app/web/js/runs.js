@@ -230,6 +230,7 @@ export class RunPanel {
     clear(this.el.progress);
     this.el.progress.append(h("li", { class: "run-line starting" }, h("span", { class: "spinner" }), "Starting OpenFn's runtime…"));
     this.el.progress.dataset.state = "running";
+    this.updateFix();
   }
 
   progress(frame) {
@@ -273,6 +274,7 @@ export class RunPanel {
     this.el.progress.dataset.state = "idle";
     clear(this.el.progress);
     this.el.problem.textContent = message;
+    this.updateFix();
   }
 
   completed(run) {
