@@ -32,6 +32,7 @@ from agents.events import RunProgressEvent
 from agents.testrun.install import OpenFnRuntimeUnavailable
 from app.auth import Principal
 from app.errors import ConflictError, NotFoundError
+from app.offload import off_loop
 from app.settings import Settings
 from app.store import SessionRecord, Store
 from app.ws.protocol import (
@@ -41,6 +42,8 @@ from app.ws.protocol import (
     ServerFrame,
     error_frame,
 )
+from tools.document import WorkflowDocument
+from tools.document.yaml_io import DEFAULT_MAX_BYTES
 from tools.errors import PlanwrightError, ToolInputError
 from tools.testrun import RunRequest, TestRun
 
@@ -75,15 +78,18 @@ class RunFailedError(PlanwrightError):
 
 
 class TestRunner(Protocol):
-    """Runs one workflow document on a sample (``agents.testrun``'s ``LocalRunner``)."""
+    """What the service needs of ``agents.testrun.TestRunner`` (``LocalRunner``): run a
+    parsed document on a sample, reporting each step's start and end."""
 
     async def run(
         self,
-        yaml: str,
+        workflow: WorkflowDocument,
         request: RunRequest,
         *,
         run_id: str,
         on_progress: Progress | None = None,
+        workflow_id: str | None = None,
+        version: int | None = None,
     ) -> TestRun: ...
 
 
@@ -95,11 +101,13 @@ class UnavailableRunner:
 
     async def run(
         self,
-        yaml: str,
+        workflow: WorkflowDocument,
         request: RunRequest,
         *,
         run_id: str,
         on_progress: Progress | None = None,
+        workflow_id: str | None = None,
+        version: int | None = None,
     ) -> TestRun:
         raise OpenFnRuntimeUnavailable(self.reason)
 
@@ -145,10 +153,12 @@ class RunService:
         store: Store,
         runner: TestRunner,
         limits: RunLimits | None = None,
+        max_yaml_bytes: int = DEFAULT_MAX_BYTES,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
     ) -> None:
         self.store, self.runner = store, runner
         self.limits = limits or RunLimits()
+        self.max_yaml_bytes = max_yaml_bytes
         self.new_id = new_id
         self._slots = asyncio.Semaphore(self.limits.concurrency)
 
@@ -211,9 +221,18 @@ class RunService:
         request = request.model_copy(update={"version": version, "timeout_s": timeout})
         secrets = credential_values(request.configuration)
         run_id = self.new_id()
+        # Parsing a large document takes the loop for a while: done in the thread pool.
+        doc = await off_loop(WorkflowDocument.from_yaml, yaml, max_bytes=self.max_yaml_bytes)
         async with self._slot():
             try:
-                run = await self.runner.run(yaml, request, run_id=run_id, on_progress=on_progress)
+                run = await self.runner.run(
+                    doc,
+                    request,
+                    run_id=run_id,
+                    on_progress=on_progress,
+                    workflow_id=workflow_id,
+                    version=version,
+                )
             except PlanwrightError as exc:  # its words may quote what the runtime printed
                 exc.message = masked(exc.message, secrets)
                 exc.args = (exc.message,)

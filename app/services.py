@@ -124,6 +124,7 @@ async def open_services(
             store=store,
             runner=UnavailableRunner("The test runner is not installed in this build."),
             limits=RunLimits.from_settings(settings),
+            max_yaml_bytes=settings.max_yaml_bytes,
         )
         runner = TurnRunner(build_graph(saver), keep_finished=False)
         turns = TurnService(

@@ -28,6 +28,7 @@ from app.runs import (
 )
 from app.store import SessionRecord, Store, create_engine, migrate
 from app.ws.protocol import RunFrame, ServerFrame
+from tools.document import WorkflowDocument
 from tools.errors import ToolInputError
 from tools.testrun import RequestRecord, RunRequest, RunStatus, StepRun, TestRun
 
@@ -49,9 +50,15 @@ class FakeRunner:
         self.most_at_once = 0
 
     async def run(
-        self, yaml: str, request: RunRequest, *, run_id: str, on_progress: Progress | None = None
+        self,
+        workflow: WorkflowDocument,
+        request: RunRequest,
+        *,
+        run_id: str,
+        on_progress: Progress | None = None,
+        **_: Any,
     ) -> TestRun:
-        self.calls.append((yaml, request, run_id))
+        self.calls.append((workflow.to_yaml(), request, run_id))
         self.running += 1
         self.most_at_once = max(self.most_at_once, self.running)
         try:
@@ -226,7 +233,7 @@ async def test_a_runner_failure_quoting_a_credential_is_masked(
         def __init__(self, error: Exception) -> None:
             self.error = error
 
-        async def run(self, yaml: str, request: RunRequest, **_: Any) -> TestRun:
+        async def run(self, workflow: WorkflowDocument, request: RunRequest, **_: Any) -> TestRun:
             raise self.error
 
     request = RunRequest(configuration=CONFIG)

@@ -26,6 +26,7 @@ from tests.app.service.conftest import (
     create_session,
     create_workflow,
 )
+from tools.document import WorkflowDocument
 from tools.testrun import RunRequest, StepRun, TestRun
 
 SECRET = "s3cr3t-pa55word-0042"
@@ -43,9 +44,15 @@ class GatedRunner:
         self.calls: list[tuple[str, RunRequest]] = []
 
     async def run(
-        self, yaml: str, request: RunRequest, *, run_id: str, on_progress: Progress | None = None
+        self,
+        workflow: WorkflowDocument,
+        request: RunRequest,
+        *,
+        run_id: str,
+        on_progress: Progress | None = None,
+        **_: Any,
     ) -> TestRun:
-        self.calls.append((yaml, request))
+        self.calls.append((workflow.to_yaml(), request))
         self.started.set()
         while self.hold and not self.release.is_set():
             await asyncio.sleep(0.01)
