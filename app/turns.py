@@ -239,10 +239,27 @@ class TurnService:
                 )
             events = trace.wrap(self.runner.start(turn, runtime))
             last = await self.relay(events, turn["turn_id"], session, send, runtime.usage)
-            self._keep_warm(workflow_id, runtime)
+            live = runtime.live_document()
+            if turn.get("review") and live is not None and live[1] != turn["version"]:
+                # The parsed document is the draft, never a version: parse the head again
+                # in the background, so accepting the proposal finds it parsed.
+                self.spawn(self._warm_head(workflow_id, turn["yaml"], turn["version"]))
+            else:
+                self._keep_warm(workflow_id, runtime)
             return last
 
         await self.under_lock(workflow_id, send, work, cancelled=_AT_LAST_VERSION)
+
+    async def _warm_head(self, workflow_id: str, yaml: str, version: int) -> None:
+        try:
+            doc = await off_loop(
+                WorkflowDocument.from_yaml, yaml, max_bytes=self.config.max_yaml_bytes
+            )
+        except Exception:  # only a cache: the next turn parses it itself
+            log.warning("could not keep workflow %s parsed", workflow_id, exc_info=True)
+            return
+        if workflow_id not in self._warm:  # nothing newer was kept meanwhile
+            self.keep_parsed(workflow_id, doc, version)
 
     async def _begin(self, request: TurnRequest) -> TurnInput:
         """Record the turn and the user's message; the graph's input."""

@@ -3,9 +3,11 @@ is accepted; all, some or none; dependent and stale answers; a restart in betwee
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 
@@ -224,3 +226,33 @@ def test_a_proposal_survives_a_restart(
     )
     assert answer.status_code == 200, answer.text
     assert _workflow(second, workflow_id)["yaml"] == proposal["yaml"]
+
+
+def test_accepting_replays_on_the_parsed_head_without_parsing_it_again(
+    client: TestClient, model: ScriptedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The proposal's turn leaves the head parsed (not its draft); the accept path uses it
+    (a 200-step document takes hundreds of ms to parse)."""
+    workflow_id, session_id, proposal = _propose(client, model)
+    turns = client.app.state.services.turns  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 10
+    while workflow_id not in turns._warm:
+        assert time.monotonic() < deadline, "the head was not kept parsed"
+        time.sleep(0.02)
+    assert turns._warm[workflow_id][1] == 1  # the head's version, not the draft's
+    parses: list[int] = []
+    real = WorkflowDocument.from_yaml.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[WorkflowDocument], text: str, **kwargs: Any) -> WorkflowDocument:
+        parses.append(len(text))
+        return real(cls, text, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(WorkflowDocument, "from_yaml", classmethod(counting))
+    answer = client.post(
+        f"/v1/sessions/{session_id}/review",
+        json={"request_id": proposal["request_id"], "accepted": ["c1", "c2"]},
+        headers=auth(EDITOR),
+    )
+    assert answer.status_code == 200, answer.text
+    assert parses == []
+    assert _workflow(client, workflow_id)["yaml"] == proposal["yaml"]
