@@ -245,7 +245,7 @@ def test_accepting_replays_on_the_parsed_head_without_parsing_it_again(
 
     def counting(cls: type[WorkflowDocument], text: str, **kwargs: Any) -> WorkflowDocument:
         parses.append(len(text))
-        return real(cls, text, **kwargs)  # type: ignore[no-any-return]
+        return real(cls, text, **kwargs)
 
     monkeypatch.setattr(WorkflowDocument, "from_yaml", classmethod(counting))
     answer = client.post(
