@@ -63,6 +63,8 @@ class RequestContext:
     job_key: str | None = None
     read_only: bool = False
     errors: str | None = None
+    last_run: str | None = None
+    """The session's last failed test run in words (step, error, input), for "fix it"."""
     job: dict[str, Any] | None = None
     adaptor_functions: list[dict[str, Any]] = field(default_factory=list)
     neighbours: dict[str, Any] = field(default_factory=dict)

@@ -1,8 +1,9 @@
 """The planner node: one model round over the conversation of this turn.
 
 The system prompt is static (cached by the provider); the structure, page,
-mode and errors go in the turn's first user message. When the tool budget is
-spent the round runs with ``tool_choice: none`` so the model summarises.
+mode, errors and the last failed test run go in the turn's first user message.
+When the tool budget is spent the round runs with ``tool_choice: none`` so the
+model summarises.
 """
 
 from __future__ import annotations
@@ -37,6 +38,15 @@ def first_messages(state: TurnState, rt: TurnRuntime) -> list[dict[str, Any]]:
         if errors
         else ""
     )
+    last_run = state.get("last_run")
+    if last_run:
+        # Step names, errors and the sample come from the user's workflow and data: fenced.
+        run_block = (
+            "# The last test run failed\n\nThe session's last test run of this workflow "
+            f"failed:\n<last_run>\n{fence(last_run, 'last_run')}\n</last_run>\nIf the user "
+            "asks to fix it, change the workflow or that step's code so this run would succeed."
+        )
+        errors_block = f"{errors_block}\n\n{run_block}" if errors_block else run_block
     mode = (
         "read-only: answer only, make no changes"
         if state.get("read_only")
@@ -117,6 +127,7 @@ async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
             job_key=state.get("job_key"),
             read_only=bool(state.get("read_only")),
             errors=state.get("errors"),
+            last_run=state.get("last_run"),
             history=trim_history(state.get("history") or [], rt.config.history_token_budget),
         ),
         prompt_name=prompt.name,
