@@ -113,17 +113,14 @@ class UnavailableRunner:
 
 
 @dataclass(frozen=True)
-class RunLimits:
-    """The test-run settings the service applies (``PLANWRIGHT_RUN_*``)."""
+class RunPolicy:
+    """How the service admits test runs (``PLANWRIGHT_RUN_*``); the runner's own limits
+    (memory, output) are ``agents.testrun.RunLimits``."""
 
     timeout_s: float = 20.0
     """Wall-clock limit of a run whose request gives none."""
     max_timeout_s: float = 120.0
     """Largest ``timeout_s`` a request may ask for."""
-    memory_mb: int = 256
-    """Heap limit of each run's node process."""
-    output_bytes: int = 262_144
-    """Largest input, output or logs kept per step."""
     concurrency: int = 2
     """Runs one worker runs at once."""
     queue_wait_s: float = 5.0
@@ -132,12 +129,10 @@ class RunLimits:
     """Most runs one listing returns."""
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> RunLimits:
+    def from_settings(cls, settings: Settings) -> RunPolicy:
         return cls(
             timeout_s=settings.run_timeout_s,
             max_timeout_s=settings.run_max_timeout_s,
-            memory_mb=settings.run_memory_mb,
-            output_bytes=settings.run_output_bytes,
             concurrency=settings.runs_per_worker,
             queue_wait_s=settings.run_queue_wait_s,
             list_limit=settings.run_list_limit,
@@ -152,15 +147,15 @@ class RunService:
         *,
         store: Store,
         runner: TestRunner,
-        limits: RunLimits | None = None,
+        policy: RunPolicy | None = None,
         max_yaml_bytes: int = DEFAULT_MAX_BYTES,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
     ) -> None:
         self.store, self.runner = store, runner
-        self.limits = limits or RunLimits()
+        self.policy = policy or RunPolicy()
         self.max_yaml_bytes = max_yaml_bytes
         self.new_id = new_id
-        self._slots = asyncio.Semaphore(self.limits.concurrency)
+        self._slots = asyncio.Semaphore(self.policy.concurrency)
 
     # -- running ---------------------------------------------------------------------
 
@@ -212,10 +207,10 @@ class RunService:
         """Run the document ``yaml`` (``workflow_id`` at ``version``, or with ``draft`` a
         review-mode draft made from it) and store the run with where it came from; the
         stored run is returned."""
-        timeout = request.timeout_s if request.timeout_s is not None else self.limits.timeout_s
-        if timeout > self.limits.max_timeout_s:
+        timeout = request.timeout_s if request.timeout_s is not None else self.policy.timeout_s
+        if timeout > self.policy.max_timeout_s:
             raise ToolInputError(
-                f"A test run may take at most {self.limits.max_timeout_s:g} s here.",
+                f"A test run may take at most {self.policy.max_timeout_s:g} s here.",
                 code="timeout_too_long",
             )
         request = request.model_copy(update={"version": version, "timeout_s": timeout})
@@ -258,7 +253,7 @@ class RunService:
     @contextlib.asynccontextmanager
     async def _slot(self) -> AsyncIterator[None]:
         """One of the worker's run slots, waiting at most ``queue_wait_s`` for it."""
-        wait = self.limits.queue_wait_s
+        wait = self.policy.queue_wait_s
         if self._slots.locked() and wait <= 0:
             raise _busy()
         try:
@@ -282,7 +277,7 @@ class RunService:
         """The workflow's runs, newest first, at most ``limit`` (bounded by the setting)."""
         if await self.store.get_workflow(workflow_id) is None:
             raise NotFoundError(f"There is no workflow {workflow_id!r}.")
-        bound = min(limit or self.limits.list_limit, self.limits.list_limit)
+        bound = min(limit or self.policy.list_limit, self.policy.list_limit)
         return [r.run for r in await self.store.list_test_runs(workflow_id, limit=bound)]
 
     async def last_failed_run(self, session: SessionRecord) -> str | None:

@@ -21,7 +21,7 @@ from app.bus import make_bus
 from app.bus.base import EventBus, TurnLock
 from app.plan_turns import PlanTurnService
 from app.publishing import Publisher
-from app.runs import RunLimits, RunService, UnavailableRunner
+from app.runs import RunPolicy, RunService, UnavailableRunner
 from app.settings import Settings
 from app.store import Store, create_engine, migrate, normalise_url
 from app.turns import TurnService
@@ -123,7 +123,7 @@ async def open_services(
         runs = RunService(
             store=store,
             runner=UnavailableRunner("The test runner is not installed in this build."),
-            limits=RunLimits.from_settings(settings),
+            policy=RunPolicy.from_settings(settings),
             max_yaml_bytes=settings.max_yaml_bytes,
         )
         runner = TurnRunner(build_graph(saver), keep_finished=False)

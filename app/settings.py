@@ -133,11 +133,22 @@ class Settings(BaseSettings):
         256, ge=32, le=8192, description="Heap limit of the node process of each test run (MB)."
     )
     run_output_bytes: int = Field(
-        262_144,
+        64 * 1024,
         ge=1024,
         le=16 * 1024 * 1024,
         description="Largest input, output or logs kept per step of a test run (bytes of "
         "JSON); larger ones are cut and the step marked truncated.",
+    )
+    run_total_output_bytes: int = Field(
+        4 * 1024 * 1024,
+        ge=64 * 1024,
+        le=64 * 1024 * 1024,
+        description="Everything one test run may report; past it the run is stopped and failed.",
+    )
+    run_runtime_dir: Path | None = Field(
+        None,
+        description="Where the pinned @openfn/runtime and adaptors are installed "
+        "(python -m agents.testrun.install); unset: .cache/openfn-runtime in the checkout.",
     )
     runs_per_worker: int = Field(
         2, ge=1, le=64, description="Test runs one worker process runs at once."
@@ -170,6 +181,8 @@ class Settings(BaseSettings):
             raise ValueError("max_body_bytes must be at least max_yaml_bytes")
         if self.run_timeout_s > self.run_max_timeout_s:
             raise ValueError("run_timeout_s must not exceed run_max_timeout_s")
+        if self.run_output_bytes > self.run_total_output_bytes:
+            raise ValueError("run_output_bytes must not exceed run_total_output_bytes")
         roles = self.token_holders()
         if not roles and not _is_loopback(self.host):
             raise ValueError(

@@ -20,7 +20,7 @@ from app.runs import (
     FIX_INPUT_CHARS,
     Progress,
     RunFailedError,
-    RunLimits,
+    RunPolicy,
     RunsBusyError,
     RunService,
     credential_values,
@@ -162,7 +162,7 @@ async def test_unknown_workflows_versions_and_runs_are_not_found(store: Store) -
 
 
 async def test_the_list_is_bounded_by_the_setting(store: Store) -> None:
-    service = RunService(store=store, runner=FakeRunner(), limits=RunLimits(list_limit=2))
+    service = RunService(store=store, runner=FakeRunner(), policy=RunPolicy(list_limit=2))
     workflow_id = await _workflow(store)
     made = [(await service.run(workflow_id, RunRequest(), author=None)).run_id for _ in range(3)]
     assert [r.run_id for r in await service.list(workflow_id)] == made[:0:-1]
@@ -172,8 +172,8 @@ async def test_the_list_is_bounded_by_the_setting(store: Store) -> None:
 
 async def test_the_timeout_defaults_to_the_setting_and_is_capped(store: Store) -> None:
     runner = FakeRunner()
-    limits = RunLimits(timeout_s=7, max_timeout_s=30)
-    service = RunService(store=store, runner=runner, limits=limits)
+    policy = RunPolicy(timeout_s=7, max_timeout_s=30)
+    service = RunService(store=store, runner=runner, policy=policy)
     workflow_id = await _workflow(store)
     await service.run(workflow_id, RunRequest(), author=None)
     await service.run(workflow_id, RunRequest(timeout_s=12), author=None)
@@ -270,8 +270,8 @@ def test_credential_values_skip_addresses_but_not_addresses_with_a_password() ->
 async def test_runs_beyond_the_workers_slots_wait_then_are_busy(store: Store) -> None:
     gate = asyncio.Event()
     runner = FakeRunner(gate=gate)
-    limits = RunLimits(concurrency=2, queue_wait_s=0.1)
-    service = RunService(store=store, runner=runner, limits=limits)
+    policy = RunPolicy(concurrency=2, queue_wait_s=0.1)
+    service = RunService(store=store, runner=runner, policy=policy)
     workflow_id = await _workflow(store)
     first = [
         asyncio.create_task(service.run(workflow_id, RunRequest(), author=None)) for _ in range(2)
