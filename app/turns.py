@@ -252,9 +252,7 @@ class TurnService:
 
     async def _warm_head(self, workflow_id: str, yaml: str, version: int) -> None:
         try:
-            doc = await off_loop(
-                WorkflowDocument.from_yaml, yaml, max_bytes=self.config.max_yaml_bytes
-            )
+            doc = await off_loop(_parsed, yaml, self.config.max_yaml_bytes)
         except Exception:  # only a cache: the next turn parses it itself
             log.warning("could not keep workflow %s parsed", workflow_id, exc_info=True)
             return
@@ -532,6 +530,13 @@ class TurnService:
                 "internal_error", "The turn failed unexpectedly." + _AT_LAST_VERSION, turn_id
             )
         return last
+
+
+def _parsed(yaml: str, max_bytes: int) -> WorkflowDocument:
+    """``yaml`` parsed, its text emitted once (cached) so comparing it later is free."""
+    doc = WorkflowDocument.from_yaml(yaml, max_bytes=max_bytes)
+    doc.to_yaml()
+    return doc
 
 
 def _accepted_note(accepted: list[str]) -> str:
