@@ -236,7 +236,8 @@ class RunService:
                 details = "".join(traceback.format_exception(exc))
                 log.error("test run %s failed in the runner: %s", run_id, masked(details, secrets))
                 raise RunFailedError("The test run could not be completed here.") from None
-        run = without_credentials(run, request.configuration)
+        # A run may report megabytes (every step's input, output and logs): walked off the loop.
+        run = await off_loop(without_credentials, run, request.configuration)
         run = run.model_copy(
             update={
                 "run_id": run_id,
