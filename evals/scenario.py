@@ -25,10 +25,14 @@ from ruamel.yaml import YAML
 
 from agents.models.base import ModelRole
 from evals.plan_scenario import PlanSpec
+from tools.testrun import SampleResponse
 
 EVALS_DIR = Path(__file__).resolve().parent
 SCENARIOS_DIR = EVALS_DIR / "scenarios"
 FIXTURES_DIR = EVALS_DIR / "fixtures"
+SAMPLE_CONFIGURATION: dict[str, Any] = {"baseUrl": "https://sample.test"}
+"""A run's default credential: relative URLs resolve against this made-up host (no call
+leaves the machine; samples answer it)."""
 
 Category = Literal[
     "add_specific",
@@ -122,16 +126,37 @@ class TriggerExpect(_Strict):
 
 
 class RunExpect(_Strict):
-    """One execution of the final workflow in @openfn/runtime (``runs_in_openfn``)."""
+    """One test run of the final workflow in @openfn/runtime (``runs_in_openfn``), through
+    the service's own runner (``agents.testrun``): a sample and the path it must take."""
 
-    data: Any = Field(
-        default_factory=dict,
-        description="The input state.data, also what the mock HTTP server answers with.",
+    data: Any = Field(default_factory=dict, description="The input state.data.")
+    responses: list[SampleResponse] = Field(
+        default_factory=list,
+        description="Sample answers for the run's HTTP calls (method, absolute URL; a URL "
+        "ending in * answers every URL with that prefix). Any other call gets an error.",
+    )
+    configuration: dict[str, Any] = Field(
+        default_factory=lambda: dict(SAMPLE_CONFIGURATION),
+        description="Every step's credential for this run (addresses only, e.g. baseUrl: "
+        "relative URLs in the code resolve against it).",
+    )
+    unmatched: list[str] = Field(
+        default_factory=list,
+        description="'METHOD URL' (URL may end in *) of calls no sample is meant to answer: "
+        "each must be made; any other unanswered call is a problem.",
     )
     fail: str | None = Field(
         None, description="Job ref of a step forced to fail (after its own operations ran)."
     )
     path: list[str] = Field(description="Job refs of the steps that must start, in order.")
+
+    @model_validator(mode="after")
+    def _unmatched_shape(self) -> RunExpect:
+        for item in self.unmatched:
+            method, _, url = item.partition(" ")
+            if not method.isalpha() or not url.strip():
+                raise ValueError(f"unmatched {item!r}: expected 'METHOD URL'")
+        return self
 
 
 class Expectations(_Strict):
@@ -172,7 +197,7 @@ class Expectations(_Strict):
     # budget
     max_tool_rounds: int | None = 6
     max_tokens: int | None = None
-    # execution in OpenFn's runtime (evals.graders.runtime); empty: one clean run
+    # test runs in OpenFn's runtime (evals.graders.runtime); empty: one smoke run
     runs: list[RunExpect] = Field(default_factory=list)
     # LLM judge
     rubric: str | None = "general"
