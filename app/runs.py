@@ -214,7 +214,8 @@ class RunService:
                 code="timeout_too_long",
             )
         request = request.model_copy(update={"version": version, "timeout_s": timeout})
-        secrets = credential_values(request.configuration)
+        credentials = given_credentials(request)
+        secrets = credential_values(credentials)
         run_id = self.new_id()
         # Parsing a large document takes the loop for a while: done in the thread pool.
         doc = await off_loop(WorkflowDocument.from_yaml, yaml, max_bytes=self.max_yaml_bytes)
@@ -237,7 +238,7 @@ class RunService:
                 log.error("test run %s failed in the runner: %s", run_id, masked(details, secrets))
                 raise RunFailedError("The test run could not be completed here.") from None
         # A run may report megabytes (every step's input, output and logs): walked off the loop.
-        run = await off_loop(without_credentials, run, request.configuration)
+        run = await off_loop(without_credentials, run, credentials)
         run = run.model_copy(
             update={
                 "run_id": run_id,
@@ -387,6 +388,13 @@ def _leaves(value: Any, key: str | None = None) -> Iterator[tuple[str | None, An
             yield from _leaves(item, key)
     else:
         yield key, value
+
+
+def given_credentials(request: RunRequest) -> dict[str, Any]:
+    """A request's credentials: its ``configuration``, and a ``configuration`` in its input
+    state (the runner takes that one as credentials too)."""
+    inline = request.input.get("configuration")
+    return {**(inline if isinstance(inline, dict) else {}), **(request.configuration or {})}
 
 
 def credential_values(configuration: dict[str, Any] | None) -> list[str]:

@@ -68,7 +68,8 @@ class FakeRunner:
                 )
             if self.gate is not None:
                 await self.gate.wait()
-            config = request.configuration or {}
+            # As the runner does: a configuration in the input state is credentials too.
+            config = request.configuration or request.input.get("configuration") or {}
             state = {**request.input, "configuration": config}
             failed = self.status == "failed"
             if on_progress is not None:
@@ -250,6 +251,15 @@ async def test_a_runner_failure_quoting_a_credential_is_masked(
     assert any("boom ***" in r.getMessage() for r in caplog.records)  # logged, masked
     assert all(PASSWORD not in r.getMessage() for r in caplog.records)
     assert await store.list_test_runs(workflow_id, limit=10) == []  # nothing stored
+
+
+async def test_a_configuration_inside_the_input_is_a_credential_too(store: Store) -> None:
+    service = RunService(store=store, runner=FakeRunner())
+    workflow_id = await _workflow(store)
+    given = {"data": {"a": 1}, "configuration": {"password": PASSWORD}}
+    run = await service.run(workflow_id, RunRequest(input=given), author=None)
+    assert PASSWORD not in run.model_dump_json()
+    assert run.steps[0].logs[0] == "logging in as ana:***"
 
 
 def test_credential_values_skip_addresses_but_not_addresses_with_a_password() -> None:
