@@ -106,6 +106,9 @@ class ChatClient:
     """The review-mode proposal last seen open (``review.proposal_from``'s form)."""
     prompting: str | None = None
     """The request id of the proposal whose review prompt is showing."""
+    answered: set[str] = field(default_factory=set)
+    """Request ids of the proposals answered here (the server may still list one as open
+    for a moment after the answer is sent)."""
     reopened: dict[str, Any] | None = None
     """A proposal found open after reconnecting: the prompt loop shows it next."""
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
@@ -170,20 +173,30 @@ class ChatClient:
                 return 2
             if self.reopened is not None:
                 proposal, self.reopened = self.reopened, None
+                if proposal["request_id"] in self.answered:
+                    continue  # answered while it was being found again
                 self.out.line("A proposal is waiting for review:")
                 await self.review_proposal(proposal)
                 continue
             line = await self.prompt()
             if line is None:
-                return 0
+                return self.leaving()
             text = line.strip()
             if not text:
                 continue
             if text.startswith("/"):
                 if await self.command(text) == "quit":
-                    return 0
+                    return self.leaving()
                 continue
             await self.turn(text)
+
+    def leaving(self) -> int:
+        if self.proposal is not None:  # it waits at the server: say how to come back to it
+            self.out.line(
+                f"A proposal is still open in this session: `planwright chat --session "
+                f"{self.session_id}` comes back to it."
+            )
+        return 0
 
     async def prompt(self) -> str | None:
         """The ``you>`` line (None at end of input), or ``""`` (a blank line, which the
@@ -455,10 +468,10 @@ class ChatClient:
                 self.in_turn = True
                 continue
             if kind == "error" and frame.get("code") == "dependent_change":
-                if (
-                    self.proposal is None
-                    or await self.answer_proposal(self.proposal, show=False) is None
-                ):
+                if self.proposal is None:
+                    return frame
+                self.answered.discard(self.proposal["request_id"])  # still open: answer again
+                if await self.answer_proposal(self.proposal, show=False) is None:
                     return frame
                 self.in_turn = True
                 continue
@@ -504,6 +517,7 @@ class ChatClient:
         except ConnectionClosed:
             self.out.line("  Not connected, so that was not sent; /review after reconnecting.")
             return None
+        self.answered.add(proposal["request_id"])
         self.out.line(review.answered_text(answer, review.change_ids(proposal)))
         return bool(answer.accepted)
 
@@ -607,7 +621,7 @@ class ChatClient:
             return
         detail = await self.rest.call("GET", f"/v1/sessions/{self.session_id}")
         proposal = review.proposal_from(detail.get("pending_confirmation"))
-        if proposal is None or proposal["request_id"] == self.prompting:
+        if proposal is None or proposal["request_id"] in (self.prompting, *self.answered):
             return
         self.reopened = proposal
         self.wakeup.set()

@@ -213,6 +213,14 @@ async def test_a_dependent_change_asks_again_and_a_stale_proposal_says_nothing_w
         "longer fit; nothing was saved and the proposal is closed. Ask again for a new one.\n"
     )
     assert "No proposal is open" in stale  # /diff: the proposal is closed
+    assert "A proposal is still open" not in stale
+
+    code, transcript = await run_client(running, "do it\n")  # no answer, end of input
+    assert code == 0, transcript
+    assert transcript.endswith(
+        "A proposal is still open in this session: `planwright chat --session s1` comes "
+        "back to it.\n"
+    )
     assert "workflow now at" not in transcript
 
 
