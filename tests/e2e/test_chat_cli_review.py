@@ -83,6 +83,8 @@ class Live:
 
 def test_nothing_is_committed_until_the_chosen_changes_are_accepted(server: LiveServer) -> None:
     created = server.create_workflow(EDITOR, yaml=CODED_REFERRAL_DOC)
+    watcher = Live(server, "--workflow", created["id"])  # another terminal on the workflow
+    watcher.wait("you> ")
     live = Live(server, "--workflow", created["id"], "--review")
     try:
         live.wait("you> ")
@@ -95,8 +97,13 @@ def test_nothing_is_committed_until_the_chosen_changes_are_accepted(server: Live
         live.type("c1")
         live.wait("── workflow now at v2 ──")
         live.wait("(* changed)")
+        watched = watcher.wait("(* changed)")
     finally:
         transcript = live.quit()
+        watcher.quit()
+    # The watcher saw one change, the accepted version, and nothing of the draft before.
+    assert watched.count("── changed elsewhere") == 1
+    assert "── changed elsewhere: now v2" in watched
     proposal = after(shown, f"you> {ADD_DEDUPE}")
     assert "editing session · review mode: changes wait for your review" in transcript
     assert "Proposed changes on v1: 3 changes" in proposal
