@@ -22,6 +22,12 @@ export function h(tag, attrs, ...children) {
   return fill(document.createElement(tag), attrs, children);
 }
 
+// Append children as h() does (null, undefined and false are left out; Element.append
+// would write them as text).
+export function append(el, ...children) {
+  return fill(el, {}, children);
+}
+
 export function s(tag, attrs, ...children) {
   return fill(document.createElementNS(SVG_NS, tag), attrs, children);
 }

@@ -211,6 +211,7 @@ export class ReviewCard {
       item.classList.toggle("left-out", !accepted.includes(id));
     }
     this.setDisabled(true);
+    this.el.querySelector(".review-diff-block").open = false; // answered: the diff folds away
     const total = this.proposal.changes.length;
     if (!accepted.length) this.outcome.textContent = "Rejected: the workflow is unchanged.";
     else {

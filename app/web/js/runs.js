@@ -7,7 +7,7 @@
 // target, fired}], requests: [{step_key, method, url, status, matched}], unsupported:
 // [{key, reason}], final_state, error?, summary, duration_ms, runtime, created_at}.
 
-import { clear, formatTime, h } from "./dom.js";
+import { append, clear, formatTime, h } from "./dom.js";
 
 export const DEFAULT_INPUT = '{\n  "data": {}\n}';
 export const DEFAULT_RESPONSES = "[]";
@@ -315,12 +315,15 @@ export class RunPanel {
     const steps = run.steps || [];
     const ran = new Set(steps.map((step) => step.key));
     const fixable = canFix(run) && this.fixAllowed() !== null;
-    root.append(
+    append(
+      root,
       h(
         "div",
         { class: "run-head" },
         h("span", { class: `run-status-chip ${run.status}` }, STATUS_TEXT[run.status] || run.status),
-        run.version ? h("span", { class: "chip" }, `version ${run.version}`) : null,
+        run.version
+          ? h("span", { class: "chip" }, run.draft ? `draft of version ${run.version}` : `version ${run.version}`)
+          : null,
         h("span", { class: "muted" }, `${durationText(run.duration_ms)}${run.created_at ? ` · ${formatTime(run.created_at)}` : ""}`),
         h("span", { class: "spacer" }),
         fixable ? this.fixButton(run) : null,
@@ -356,7 +359,8 @@ export class RunPanel {
       root.append(h("p", { class: "run-skipped muted" }, `Not run: ${skipped.join(", ")}.`));
     }
     if ((run.unsupported || []).length) {
-      root.append(
+      append(
+      root,
         h("div", { class: "run-part-label" }, "Cannot run here"),
         h(
           "ul",
@@ -367,7 +371,8 @@ export class RunPanel {
     }
     root.append(h("div", { class: "run-part-label" }, `HTTP requests (${(run.requests || []).length})`));
     if ((run.requests || []).length) {
-      root.append(
+      append(
+      root,
         h(
           "table",
           { class: "run-requests" },
@@ -397,7 +402,8 @@ export class RunPanel {
       root.append(h("p", { class: "muted" }, "None."));
     }
     if ((run.edges || []).length) {
-      root.append(
+      append(
+      root,
         h("div", { class: "run-part-label" }, "Edges"),
         h(
           "ul",

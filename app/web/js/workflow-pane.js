@@ -3,7 +3,7 @@
 
 import { download } from "./api.js";
 import { renderDiagram } from "./diagram.js";
-import { clear, h } from "./dom.js";
+import { append, clear, h } from "./dom.js";
 import { STATUS_TEXT, stepDetail, stepStates } from "./runs.js";
 import { highlightJs, highlightYaml } from "./highlight.js";
 import {
@@ -64,10 +64,17 @@ export class WorkflowPane {
     this.renderRun();
   }
 
+  // The run shown matches what the diagram draws: a draft's run (a review-mode turn's
+  // test_run) colours the draft, a version's run the version.
+  runMatchesView() {
+    return Boolean(this.run) && Boolean(this.run.draft) === this.draftShown();
+  }
+
   runStates() {
     if (this.live) return this.live;
-    if (!this.run || !this.model) return null;
-    return stepStates(this.run, this.model.jobs.map((job) => job.key));
+    const model = this.draft ? this.draft.model : this.model;
+    if (!this.runMatchesView() || !model) return null;
+    return stepStates(this.run, model.jobs.map((job) => job.key));
   }
 
   renderRun() {
@@ -80,7 +87,7 @@ export class WorkflowPane {
     const bar = this.el.runBar;
     clear(bar);
     const run = this.run;
-    const showing = Boolean((run || this.live) && !this.draftShown());
+    const showing = Boolean(this.live || this.runMatchesView());
     bar.hidden = !showing;
     this.el.runLegend.hidden = !showing;
     if (!showing) return;
@@ -91,10 +98,16 @@ export class WorkflowPane {
     }
     bar.dataset.status = run.status;
     const stale = this.workflow && run.version && run.version !== this.workflow.version;
-    bar.append(
+    const where = run.draft
+      ? `(ran on the proposed draft of version ${run.version}, not applied)`
+      : stale
+        ? `(ran on version ${run.version})`
+        : "";
+    append(
+      bar,
       h("span", { class: `run-status-chip ${run.status}` }, `Last test run: ${STATUS_TEXT[run.status] || run.status}`),
       h("span", { class: "run-bar-summary" }, run.summary || ""),
-      stale ? h("span", { class: "muted run-bar-version" }, `(ran on version ${run.version})`) : null,
+      where ? h("span", { class: "muted run-bar-version" }, where) : null,
       h("span", { class: "spacer" }),
       this.fixButton(run),
     );
@@ -112,9 +125,10 @@ export class WorkflowPane {
     const key = this.runStep;
     const states = this.live ? null : this.runStates();
     const state = states && key ? states.get(key) : null;
-    box.hidden = !state || this.draftShown();
+    box.hidden = !state;
     if (box.hidden) return;
-    const job = this.model.jobs.find((j) => j.key === key);
+    const model = this.draft ? this.draft.model : this.model;
+    const job = model.jobs.find((j) => j.key === key);
     const name = job ? job.name : key;
     box.dataset.key = key;
     box.dataset.status = state.status;
@@ -122,7 +136,8 @@ export class WorkflowPane {
     close.addEventListener("click", () => this.openRunStep(key));
     const code = h("button", { type: "button", class: "ghost show-code" }, "Step code");
     code.addEventListener("click", () => this.selectJob(key, { show: true }));
-    box.append(
+    append(
+      box,
       h(
         "div",
         { class: "step-run-head" },
@@ -222,7 +237,12 @@ export class WorkflowPane {
   renderDiagramPane() {
     this.el.diagram.classList.toggle("draft", Boolean(this.draft));
     if (this.draft) {
-      renderDiagram(this.el.diagram, this.draft.model, { highlight: this.draft.highlight, draft: true });
+      renderDiagram(this.el.diagram, this.draft.model, {
+        highlight: this.draft.highlight,
+        draft: true,
+        run: this.runStates(),
+        onRunStep: (key) => this.openRunStep(key),
+      });
       return;
     }
     if (!this.model) {
