@@ -10,8 +10,10 @@ import json
 import os
 import pty
 import re
+import select
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -95,17 +97,29 @@ def test_run_and_fix_in_a_real_terminal(server: LiveServer, tmp_path: Path) -> N
     os.close(child_fd)
     seen: list[str] = []
     try:
+        prompts = 1
         _read_until(main_fd, "you> ", seen)
-        os.write(main_fd, f"/run @{bad}\n".encode())
-        refused = _read_until(main_fd, "is not valid JSON", seen)
-        os.write(main_fd, f"/run @{sample} @{responses}\n".encode())
-        passed = _read_until(main_fd, "Test run of v1: succeeded", seen, timeout=60)
-        os.write(main_fd, f"/run @{sample}\n".encode())  # no sample response this time
-        failed = _read_until(main_fd, "Test run of v1: failed", seen, timeout=60)
-        failed = _read_until(main_fd, "/fix hands the failure", seen)
-        os.write(main_fd, b"/fix\n")
-        fixed = _read_until(main_fd, "Sending the failed run at Fetch referral", seen)
-        fixed = _read_until(main_fd, "planner> ", seen, timeout=60)
+
+        def command(line: str, until: str, timeout: float = 60) -> str:
+            """Type ``line`` at the prompt; what it printed up to the next prompt (which
+            must hold ``until``). Waiting for that prompt keeps typing and output apart."""
+            nonlocal prompts
+            os.write(main_fd, (line + "\n").encode())
+            prompts += 1
+            deadline = time.monotonic() + timeout
+            while "".join(seen).count("you> ") < prompts:
+                assert time.monotonic() < deadline, "".join(seen)
+                ready, _, _ = select.select([main_fd], [], [], 0.2)
+                if ready:
+                    seen.append(os.read(main_fd, 65536).decode("utf-8", errors="replace"))
+            printed = "".join(seen).rsplit(line, 1)[1].split("you> ", 1)[0]
+            assert until in printed, printed
+            return printed
+
+        refused = command(f"/run @{bad}", "is not valid JSON")
+        passed = command(f"/run @{sample} @{responses}", "Test run of v1: succeeded")
+        failed = command(f"/run @{sample}", "Test run of v1: failed")  # no sample response
+        fixed = command("/fix", "planner> ")
         os.write(main_fd, b"/quit\n")
         assert process.wait(timeout=30) == 0
     finally:
@@ -115,16 +129,16 @@ def test_run_and_fix_in_a_real_terminal(server: LiveServer, tmp_path: Path) -> N
     assert f"{bad} is not valid JSON" in refused
     # Progress settles in place on a terminal: the spinner line is overwritten.
     assert "\r\x1b[K  ✓ Fetch referral (fetch) ran" in passed
-    succeeded = "".join(seen).split(f"/run @{sample} @{responses}", 1)[1].split("you> ")[0]
-    assert re.search(r"✓ Fetch referral \(fetch\)\s+succeeded", succeeded), succeeded
-    assert re.search(r"✓ Older patient \(old\)\s+succeeded", succeeded), succeeded
-    assert "Younger patient" not in succeeded  # the other branch did not run
-    second = failed.split(f"/run @{sample}\r\n", 1)[1]
+    assert re.search(r"✓ Fetch referral \(fetch\)\s+succeeded", passed), passed
+    assert re.search(r"✓ Older patient \(old\)\s+succeeded", passed), passed
+    assert "Younger patient" not in passed  # the other branch did not run
+    second = failed
     assert "✗ Fetch referral (fetch)" in second
     assert "Requests no sample response answered (the step got an error):" in second
     assert f"GET {REFERRALS}1  (Fetch referral)" in second
     assert "Older patient (old)" not in second.split("Test run of v1: failed", 1)[1]
-    assert "planner> " in fixed
+    assert "Sending the failed run at Fetch referral to the planner…" in fixed
+    assert "Nothing to fix" not in fixed
 
     runs = server.request("GET", f"/v1/workflows/{created['id']}/runs", EDITOR)["runs"]
     assert [r["status"] for r in runs] == ["failed", "succeeded"]  # the bad file sent nothing
