@@ -10,25 +10,31 @@ workflow built has steps, every step has code and no blocking problem is left.
 export serves) and import back with the same steps, code, edges and triggers.
 ``plan_runs_in_openfn``: every workflow of the final project runs in
 ``@openfn/runtime`` through :func:`evals.graders.runtime.run_document` (the
-``runs_in_openfn`` grader's own run), in build order, each dependent started on
-what its source posted, and each hand-off's source really POSTs to
-``/i/<webhook_path>`` while the target's webhook is served there.
+``runs_in_openfn`` grader's own test run through ``agents.testrun``), in build order,
+each one a smoke run whose every HTTP call is answered 200 with its input data (a
+plan scenario gives no samples of its own), each dependent started on what its
+source posted, and each hand-off's source really POSTs to ``/i/<webhook_path>``
+while the target's webhook is served there.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import uuid
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
-from agents.testrun.mock_http import Request
+from agents.testrun import RunDetail
 from evals.execute import RunOutcome
 from evals.graders.base import GradeResult
 from evals.graders.plan import per_turn
 from evals.graders.runtime import NAME as RUNTIME_NAME
-from evals.graders.runtime import run_document
+from evals.graders.runtime import answer_all, run_document
 from evals.plan_execute import PlanTurnOutcome
 from evals.plan_scenario import PlanTurnExpect
-from evals.scenario import Scenario
+from evals.scenario import RunExpect, Scenario
 from tools.document import WorkflowDocument
 from tools.document.openfn.formats import export_project, import_project
 from tools.document.structure import Structure
@@ -175,9 +181,34 @@ def _final(outcome: RunOutcome) -> PlanTurnOutcome | None:
     return next((t for t in reversed(outcome.plan.turns) if t.record is not None), None)
 
 
+@dataclass(frozen=True)
+class Request:
+    """One HTTP call a test run made: its method, URL path and JSON body."""
+
+    method: str
+    path: str
+    body: Any
+
+
+def _requests(details: list[RunDetail]) -> list[Request]:
+    """Every call of these runs (their ``request`` events, recorded with bodies)."""
+    found = []
+    for detail in details:
+        for event in detail.events:
+            if event.get("ev") != "request":
+                continue
+            body = event.get("body")
+            if isinstance(body, str):
+                with contextlib.suppress(ValueError):  # not JSON: kept as the text it was
+                    body = json.loads(body)
+            url = str(event.get("url") or "")
+            found.append(Request(str(event.get("method") or "GET"), urlsplit(url).path, body))
+    return found
+
+
 def _posted(requests: list[Request], path: str) -> Any:
     """The body of the last POST to ``/i/<path>`` (``None``: there was none)."""
-    hits = [r for r in requests if r.method == "POST" and r.path.split("?")[0] == path]
+    hits = [r for r in requests if r.method == "POST" and r.path == path]
     return hits[-1].body if hits else None
 
 
@@ -212,13 +243,14 @@ def plan_runs_in_openfn(scenario: Scenario, outcome: RunOutcome) -> GradeResult 
             ),
             None,
         )
-        requests: list[Request] = []
-        result = run_document(doc, [], requests=requests, data=data)
+        details: list[RunDetail] = []
+        smoke = RunExpect(path=[], data={} if data is None else data, responses=answer_all(data))
+        result = run_document(doc, [], smoke=smoke, details=details)
         if result.skipped:
             skipped.append(f"{key} ({result.comment})")
             continue
         ran.append(key)
-        posted[key] = requests
+        posted[key] = _requests(details)
         if not result.passed:
             problems.append(f"{key}: {result.comment}")
     for contract in record.contracts:
