@@ -32,6 +32,7 @@ const state = {
   pendingConfirm: null, // a confirmation, a plan review (.plan) or a proposal (.proposal)
   reviewCard: null, // the ReviewCard of the open (or being answered) proposal
   runPending: false, // a run frame was sent and its run.completed has not come
+  draftRun: null, // {turnId, run}: a review-mode turn's test_run of its draft
   messageCount: 0,
   chatSocket: null,
   watchSocket: null,
@@ -155,6 +156,7 @@ const chat = new ChatView($("#messages"), { onConfirm: sendConfirm });
 // A review-mode turn's proposal: the card, and the draft on the diagram.
 function showProposal(proposal) {
   state.turnId = proposal.turn_id || state.turnId;
+  state.draftRun = null; // a run of this turn ran the proposed draft, not a version
   state.pendingConfirm = proposal;
   state.turnRunning = false;
   state.awaitingStart = false;
@@ -406,6 +408,7 @@ function onChatFrame(frame) {
       break;
     case "run.completed":
       runFinished(frame.run);
+      if (frame.turn_id && frame.run.draft) state.draftRun = { turnId: frame.turn_id, run: frame.run };
       break;
     case "plan.proposed":
       showPlan(reviewFrom(frame));
@@ -430,6 +433,12 @@ function onChatFrame(frame) {
       state.messageCount += 1;
       break;
     case "turn.completed":
+      // A review-mode turn that changed nothing ends without a proposal: the draft its
+      // test_run ran is the version itself, so the diagram shows that run.
+      if (state.draftRun && state.draftRun.turnId === frame.turn_id && pane.run === state.draftRun.run) {
+        pane.showRun(state.draftRun.run, { ofVersion: true });
+      }
+      state.draftRun = null;
       if (state.reviewCard && state.reviewCard.el.dataset.answer === "sent") {
         state.reviewCard.settled(frame.version);
         state.reviewCard = null;

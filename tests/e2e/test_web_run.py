@@ -338,3 +338,28 @@ def test_a_reviewer_runs_over_rest_without_a_socket_and_gets_no_fix_button(
     page.click('.tab[data-tab="diagram"]')
     assert run_keys(page, "failed") == ["lookup"]
     expect(page.locator("#run-bar")).to_contain_text(re.compile("Last test run: Failed"))
+
+
+def test_test_it_in_chat_streams_its_run_into_the_panel_and_the_diagram(
+    server: LiveServer, open_page: OpenPage
+) -> None:
+    page, created, frames = run_session(server, open_page, review=True)
+    page.fill("#chat-input", 'test it with {"data": {"age": 70}}')
+    page.press("#chat-input", "Enter")
+    page.wait_for_selector('.node.job[data-key="lookup"][data-run="failed"]', timeout=RUN_TIMEOUT)
+    page.wait_for_selector('body[data-turn="idle"]', timeout=30_000)
+    # The planner's test_run tool ran it inside the turn; the page sent no run frame.
+    assert frames.sent_of("run") == []
+    (completed,) = frames.received_of("run.completed")
+    assert completed["turn_id"] == frames.received_of("turn.started")[0]["turn_id"]
+    assert run_keys(page, "succeeded") == ["normalise"]
+    assert run_keys(page, "skipped") == ["escalate", "queue"]
+    expect(page.locator(".review-card")).to_have_count(0)  # a run changes nothing
+    page.click('.tab[data-tab="run"]')
+    result = page.locator(f'#run-result[data-run-id="{completed["run"]["run_id"]}"]')
+    expect(result).to_have_attribute("data-status", "failed")
+    expect(result.locator(".run-requests tbody tr")).to_have_attribute("data-matched", "false")
+    expect(page.locator("#run-button")).to_be_enabled()
+    expect(result.locator("button.fix-run")).to_be_enabled()
+    assert server.request("GET", f"/v1/workflows/{created['id']}", EDITOR)["version"] == 1
+    screenshot(page, "run-07-from-chat")

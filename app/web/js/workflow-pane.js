@@ -52,8 +52,11 @@ export class WorkflowPane {
 
   // --- test runs on the diagram ---------------------------------------------------------
 
-  showRun(run) {
+  // `ofVersion`: a draft's run whose turn changed nothing (no proposal), so the draft
+  // it ran is the version itself.
+  showRun(run, { ofVersion = false } = {}) {
     this.run = run;
+    this.runOfVersion = ofVersion;
     this.live = null;
     this.runStep = null;
     this.renderRun();
@@ -67,7 +70,9 @@ export class WorkflowPane {
   // The run shown matches what the diagram draws: a draft's run (a review-mode turn's
   // test_run) colours the draft, a version's run the version.
   runMatchesView() {
-    return Boolean(this.run) && Boolean(this.run.draft) === this.draftShown();
+    if (!this.run) return false;
+    const ofDraft = Boolean(this.run.draft) && !this.runOfVersion;
+    return ofDraft === this.draftShown();
   }
 
   runStates() {
@@ -98,7 +103,7 @@ export class WorkflowPane {
     }
     bar.dataset.status = run.status;
     const stale = this.workflow && run.version && run.version !== this.workflow.version;
-    const where = run.draft
+    const where = run.draft && !this.runOfVersion
       ? `(ran on the proposed draft of version ${run.version}, not applied)`
       : stale
         ? `(ran on version ${run.version})`
