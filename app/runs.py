@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import logging
 import re
@@ -110,6 +111,28 @@ class UnavailableRunner:
         version: int | None = None,
     ) -> TestRun:
         raise OpenFnRuntimeUnavailable(self.reason)
+
+
+def build_runner(settings: Settings) -> TestRunner:
+    """The embedded runner (``agents.testrun.LocalRunner``: a node subprocess per run) with
+    the settings' limits; where this build has no runner, one refusing every run as
+    ``openfn_runtime_unavailable``."""
+    # Looked up by name: the runner package may ship without LocalRunner (an install
+    # without node), and then runs are refused rather than the service not starting.
+    package = importlib.import_module("agents.testrun")
+    local, limits = getattr(package, "LocalRunner", None), getattr(package, "RunLimits", None)
+    if local is None or limits is None:
+        return UnavailableRunner("This build of Planwright has no test runner.")
+    runner: TestRunner = local(
+        limits(
+            timeout_s=settings.run_timeout_s,
+            memory_mb=settings.run_memory_mb,
+            step_bytes=settings.run_output_bytes,
+            total_bytes=settings.run_total_output_bytes,
+        ),
+        settings.run_runtime_dir or getattr(package, "DEFAULT_CACHE_DIR"),  # noqa: B009
+    )
+    return runner
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from app.bus import make_bus
 from app.bus.base import EventBus, TurnLock
 from app.plan_turns import PlanTurnService
 from app.publishing import Publisher
-from app.runs import RunPolicy, RunService, UnavailableRunner
+from app.runs import RunPolicy, RunService, build_runner
 from app.settings import Settings
 from app.store import Store, create_engine, migrate, normalise_url
 from app.turns import TurnService
@@ -122,7 +122,7 @@ async def open_services(
         saver = await stack.enter_async_context(open_checkpointer(settings))
         runs = RunService(
             store=store,
-            runner=UnavailableRunner("The test runner is not installed in this build."),
+            runner=build_runner(settings),
             policy=RunPolicy.from_settings(settings),
             max_yaml_bytes=settings.max_yaml_bytes,
         )
