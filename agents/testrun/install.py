@@ -26,8 +26,19 @@ from tools.errors import PlanwrightError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = Path(__file__).resolve().parent / "node"
-DEFAULT_CACHE_DIR = REPO_ROOT / ".cache" / "openfn-runtime"
-SCRIPTS = ("run.mjs", "compile.mjs", "guard.mjs")
+
+
+def _default_cache_dir() -> Path:
+    """``.cache/openfn-runtime`` in a checkout (``make serve``, ``make test``); installed as
+    a package (the Docker image), the user's cache folder, which ``python -m
+    agents.testrun.install`` fills the same way."""
+    if (REPO_ROOT / "pyproject.toml").is_file():
+        return REPO_ROOT / ".cache" / "openfn-runtime"
+    return Path.home() / ".cache" / "planwright" / "openfn-runtime"
+
+
+DEFAULT_CACHE_DIR = _default_cache_dir()
+SCRIPTS = ("run.mjs", "compile.mjs", "guard.mjs", "intercept.mjs")
 _INSTALL_FILES = ("package.json", "package-lock.json")
 _STAMP = ".planwright-installed"
 _NPM_TIMEOUT_S = 900
@@ -161,3 +172,39 @@ def install_pinned(package_dir: Path, cache_dir: Path, scripts: Sequence[str] = 
 def ensure_installed(cache_dir: Path = DEFAULT_CACHE_DIR) -> Path:
     """Install the pinned runtime packages into ``cache_dir`` (idempotent); return it."""
     return install_pinned(PACKAGE_DIR, cache_dir, SCRIPTS)
+
+
+def is_ready(cache_dir: Path = DEFAULT_CACHE_DIR) -> bool:
+    """The pinned packages and the current node scripts are in ``cache_dir`` (no install,
+    no npm: what a run checks before it starts node)."""
+    cache_dir = cache_dir.resolve()
+    try:
+        if not _is_installed(PACKAGE_DIR, cache_dir, _fingerprint(PACKAGE_DIR)):
+            return False
+        _copy_scripts(PACKAGE_DIR, cache_dir, SCRIPTS)  # cheap when they are current
+    except OSError:
+        return False
+    return True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m agents.testrun.install [CACHE_DIR]``: install the runtime (``make serve``,
+    the Dockerfile, ``scripts/ensure-test-services.sh``); exit 1 with the reason when it
+    cannot (the service still starts; its test runs answer ``openfn_runtime_unavailable``)."""
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    target = Path(args[0]) if args else DEFAULT_CACHE_DIR
+    try:
+        print(ensure_installed(target))
+    except OpenFnRuntimeUnavailable as exc:
+        print(
+            f"OpenFn runtime not installed ({exc.message}); test runs are unavailable.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,34 +1,32 @@
-"""Run a CLI ``workflow.json`` in the pinned ``@openfn/runtime`` (``run.mjs``).
+"""The older harness: a CLI ``workflow.json`` against real HTTP servers on loopback.
 
-``run_cli_workflow(plan, state=..., mock=..., inject_failures=...)`` writes the
-input for ``run.mjs``, runs it with node (``--experimental-vm-modules``, which
-the runtime's module loader needs, as OpenFn's CLI passes it) and returns a
-:class:`RuntimeRun`: which steps started, in order (a step reached along two
-edges runs twice, as in OpenFn), which failed and why, and whether anything
-could not run here. Every step's ``configuration.baseUrl`` points at the mock
-server; ``run.mjs`` refuses any connection that is not loopback.
+``run_cli_workflow(plan, mock=..., state=..., inject_failures=...)`` runs ``plan``
+with the one runner (:meth:`agents.testrun.LocalRunner.execute`, ``network
+"loopback"``: no samples, real HTTP to this machine only, every other host refused)
+and every step's ``configuration.baseUrl`` set to the mock server, and returns a
+:class:`RuntimeRun` keyed by OpenFn step ids: which steps started, in order (a step
+reached along two edges runs twice, as in OpenFn), which failed and why, and
+whether anything could not run here. ``tests/external`` and the eval grader use
+it; new callers use ``agents.testrun.run_sync`` with samples instead.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import tempfile
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.testrun.install import (
-    DEFAULT_CACHE_DIR,
-    OpenFnRuntimeUnavailable,
-    ensure_installed,
-    node_path,
-)
+from agents.testrun.install import DEFAULT_CACHE_DIR, OpenFnRuntimeUnavailable
+from agents.testrun.limits import RunLimits
 from agents.testrun.mock_http import MockHttp
+from tools.testrun import RunRequest
 
 _NODE_TIMEOUT_S = 120
+_LIMITS = RunLimits(
+    timeout_s=_NODE_TIMEOUT_S, step_bytes=4 * 1024 * 1024, total_bytes=64 * 1024 * 1024
+)
 
 
 @dataclass(frozen=True)
@@ -86,48 +84,81 @@ def run_cli_workflow(
     cache_dir: Path = DEFAULT_CACHE_DIR,
 ) -> RuntimeRun:
     """Execute ``plan`` (a CLI workflow.json) against the running ``mock`` server."""
-    root = ensure_installed(cache_dir)
-    payload = {
-        "plan": plan,
-        "state": dict(state) if state is not None else {"data": {}},
-        "base_url": mock.base_url,
-        "inject_failures": dict(inject_failures or {}),
+    from agents.testrun import run_sync_detail  # the front door imports this module
+
+    detail = run_sync_detail(
+        plan,
+        RunRequest(
+            input=dict(state) if state is not None else {"data": {}},
+            configuration={"baseUrl": mock.base_url},
+        ),
+        limits=_LIMITS,
+        cache_dir=cache_dir,
+        network="loopback",
+        inject_failures=inject_failures,
+    )
+    return from_events(detail.events)
+
+
+def from_events(events: list[dict[str, Any]]) -> RuntimeRun:
+    """``run.mjs``'s events as a :class:`RuntimeRun` (raises when node did not finish)."""
+    done = next((e for e in events if e.get("ev") == "done"), None)
+    if done is None:
+        raise OpenFnRuntimeUnavailable("run.mjs ended without finishing the run")
+    plan = next((e for e in events if e.get("ev") == "plan"), {})
+    unsupported: list[dict[str, Any]] = next(
+        (e["steps"] for e in events if e.get("ev") == "unsupported"), []
+    )
+    path: list[str] = []
+    errors: dict[str, str] = {}
+    notified: list[dict[str, Any]] = []
+    violations: list[str] = []
+    for event in events:
+        kind = event.get("ev")
+        if kind == "step-start":
+            path.append(event["id"])
+            notified.append({"event": "job-start", "step": event["id"]})
+        elif kind == "step-end":
+            failed = event.get("status") == "failed"
+            entry: dict[str, Any] = {
+                "event": "job-error" if failed else "job-complete",
+                "step": event["id"],
+            }
+            if event.get("next"):
+                entry["next"] = event["next"]
+            if failed:
+                entry["error"] = event.get("error")
+                errors[event["id"]] = event.get("error") or ""
+            notified.append(entry)
+        elif kind == "violation":
+            violations.append(str(event.get("message")))
+    compile_errors = {
+        s["id"]: {
+            "kind": s["kind"],
+            "message": s["reason"],
+            "line": s.get("line"),
+            "column": s.get("column"),
+        }
+        for s in unsupported
+        if s["kind"] in ("syntax", "subset")
     }
-    with tempfile.TemporaryDirectory(prefix="openfn-run-") as tmp:
-        source, target = Path(tmp) / "input.json", Path(tmp) / "output.json"
-        source.write_text(json.dumps(payload), encoding="utf-8")
-        try:
-            done = subprocess.run(
-                [
-                    node_path(),
-                    "--experimental-vm-modules",
-                    "--no-warnings",
-                    "run.mjs",
-                    str(source),
-                    str(target),
-                ],
-                cwd=root,
-                capture_output=True,
-                text=True,
-                timeout=_NODE_TIMEOUT_S,
-                check=False,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise OpenFnRuntimeUnavailable(f"run.mjs took over {_NODE_TIMEOUT_S}s") from exc
-        if done.returncode != 0 or not target.is_file():
-            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-30:])
-            raise OpenFnRuntimeUnavailable(f"run.mjs failed (exit {done.returncode}):\n{tail}")
-        out = json.loads(target.read_text(encoding="utf-8"))
+    not_installed = {
+        s["id"]: list(s.get("adaptors") or []) for s in unsupported if s["kind"] == "not_installed"
+    }
+    status = {"ran": "ran", "unsupported": "not_run"}.get(done["status"], "invalid")
+    if any(e["kind"] == "syntax" for e in compile_errors.values()):
+        status = "invalid"
+    crash = done.get("error") if done["status"] in ("invalid", "crashed", "timed_out") else None
     return RuntimeRun(
-        status=out["status"],
-        path=out["path"],
-        errors=out["errors"],
-        events=out["events"],
-        compile=out["compile"],
-        compile_errors=out["compile_errors"],
-        not_installed=out["not_installed"],
-        adaptor_versions=out["adaptor_versions"],
-        crash=out["crash"],
-        network_violations=out["network_violations"],
-        final=out["final"],
+        status=status,
+        path=path,
+        errors=errors,
+        events=notified,
+        compile=plan.get("compile") or {},
+        compile_errors=compile_errors,
+        not_installed=not_installed,
+        adaptor_versions=plan.get("adaptors") or {},
+        crash=crash,
+        network_violations=violations,
+        final=done.get("final"),
     )

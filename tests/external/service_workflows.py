@@ -38,8 +38,8 @@ def offline_service(tmp_path: Path) -> Iterator[TestClient]:
 
 def build_workflow(client: TestClient, turns: list[str]) -> dict[str, Any]:
     """Create an empty workflow, send ``turns`` in one chat session; return
-    ``{id, yaml, plan, replies}``: the stored document after the last turn and
-    its CLI workflow.json export, parsed."""
+    ``{id, yaml, plan, replies, questions}``: the stored document after the last turn,
+    its CLI workflow.json export, parsed, and the confirmations asked (each approved)."""
     created = client.post("/v1/workflows", json={"name": "New workflow"}, headers=_HEADERS)
     assert created.status_code == 201, created.text
     workflow_id = created.json()["id"]
@@ -48,6 +48,7 @@ def build_workflow(client: TestClient, turns: list[str]) -> dict[str, Any]:
     )
     assert session.status_code == 201, session.text
     replies: list[str] = []
+    questions: list[str] = []
     url = f"/v1/sessions/{session.json()['id']}/ws?token={EDITOR}"
     with client.websocket_connect(url) as ws:
         for content in turns:
@@ -58,6 +59,13 @@ def build_workflow(client: TestClient, turns: list[str]) -> dict[str, Any]:
                     replies.append(frame["text"])
                 if frame["type"] == "error":
                     raise AssertionError(f"turn {content!r} failed: {frame}")
+                if frame["type"] == "confirm.required":
+                    # The service asks before a change with impact (a trigger's type changed,
+                    # a step removed); the user building the workflow meant it.
+                    questions.append(frame["question"])
+                    ws.send_json(
+                        {"type": "confirm", "request_id": frame["request_id"], "approved": True}
+                    )
                 if frame["type"] == "turn.completed":
                     break
             else:
@@ -73,4 +81,5 @@ def build_workflow(client: TestClient, turns: list[str]) -> dict[str, Any]:
         "yaml": stored.json()["yaml"],
         "plan": json.loads(exported.text),
         "replies": replies,
+        "questions": questions,
     }

@@ -158,7 +158,8 @@ function operationSource(source, call) {
  * Compile one job body.
  * @param {string} source the step's `expression`
  * @param {{specifier: string, exports: string[]}[]} adaptors the step's adaptors, first first
- * @param {{injectFailure?: string}} options `injectFailure`: append an operation that throws this message
+ * @param {{injectFailure?: string, prelude?: string[]}} options `injectFailure`: append an operation
+ *   that throws this message (evals only); `prelude`: operations (source) run before the body's
  * @returns {{code: string, imports: Record<string, string[]>, operations: string[], unknown: string[]}}
  */
 export function compileJob(source, adaptors, options = {}) {
@@ -201,7 +202,7 @@ export function compileJob(source, adaptors, options = {}) {
   }
   const lines = Object.entries(imports).map(([specifier, names]) => `import { ${names.join(', ')} } from '${specifier}';`);
   if (adaptors.length) lines.push(`export * from '${adaptors[0].specifier}';`);
-  const body = [...operations];
+  const body = [...(options.prelude ?? []), ...operations];
   if (options.injectFailure !== undefined) {
     body.push(`(state) => { throw new Error(${JSON.stringify(options.injectFailure)}); }`);
   }

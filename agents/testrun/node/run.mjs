@@ -1,32 +1,62 @@
 // Execute one CLI workflow.json with the pinned @openfn/runtime and adaptors.
 //
-//   node --experimental-vm-modules run.mjs INPUT.json OUTPUT.json
+//   node --experimental-vm-modules run.mjs [--events-fd N] < INPUT.json   (events on fd N, else stdout)
 //
-// INPUT.json: {
-//   "plan": <CLI workflow.json: {"steps": [...], "start"?} or {"workflow": {...}, "options"?}>,
-//   "state": <initial state>,              // default {"data": {}}
-//   "base_url": "http://127.0.0.1:PORT",   // every step's configuration.baseUrl
-//   "inject_failures": {"<step id>": "<message>"}  // append a throwing operation
-// }
-// OUTPUT.json: {status, compile, compile_errors, not_installed, events, path,
-//   errors, final, crash, network_violations, runtime_version, adaptor_versions}
-// `status`: "ran" | "not_run" (an adaptor not installed here, or code outside the
-// compiler's subset) | "invalid" (bad plan, syntax error, crash).
 // It must run from the folder holding node_modules (bare imports resolve there).
-import { violations } from './guard.mjs';
-import { readFile, writeFile } from 'node:fs/promises';
+//
+// INPUT (stdin, JSON; it is the only place credential values travel: never argv,
+// env or a file): {
+//   "plan": <CLI workflow.json {"steps": [...], "start"?} or {"workflow": {...}, "options"?}>,
+//   "state": <initial state>,                      // default {"data": {}}
+//   "configuration": {...} | null,                 // every step's state.configuration
+//   "network": "none" | "loopback",                // "none" (default): HTTP answered from
+//                                                  // `responses`, every socket refused;
+//                                                  // "loopback": real HTTP to this machine only
+//   "responses": [{method, url, status, body, headers}],
+//   "limits": {"step_bytes": 65536, "timeout_ms": 30000, "state_mb": 10},
+//   "record_bodies": false,                        // request bodies in `request` events (evals)
+//   "inject_failures": {"<step id>": "<message>"}  // evals only: append a throwing operation
+// }
+// EVENTS, one JSON object a line, in this order:
+//   {"ev": "plan", "runtime": {package: version}, "adaptors": {stepId: [{name, requested, ran}]},
+//    "compile": {stepId: {imports, operations, unknown}}}
+//   {"ev": "unsupported", "steps": [{"id", "kind": "not_installed"|"syntax"|"subset", "reason",
+//    "adaptors"? (the specifiers not installed), "line"?, "column"?}]}
+//   {"ev": "step-start", "id", "at_ms"}
+//   {"ev": "request", "step", "method", "url", "status", "matched", "body"?}
+//   {"ev": "violation", "step", "what", "host", "port", "message"}
+//   {"ev": "step-end", "id", "status": "succeeded"|"failed", "duration_ms", "input", "output",
+//    "error", "logs", "truncated", "next": [stepId]}
+//   {"ev": "done", "status": "ran"|"unsupported"|"invalid"|"crashed"|"timed_out", "final", "error",
+//    "final_truncated"}
+// Values are cut to limits.step_bytes (their JSON text; a cut value becomes the first
+// bytes of that text, a string) and `truncated` says so.
+import { setNetworkMode } from './guard.mjs';
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createMockLogger } from '@openfn/logger';
-import run from '@openfn/runtime';
+import util from 'node:util';
 import { CompileError, compileJob } from './compile.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
-// Every adaptor package.json pins (the ones the npm registry serves here).
-const INSTALLED = Object.keys(JSON.parse(require('node:fs').readFileSync(path.join(HERE, 'package.json'), 'utf8')).dependencies)
-  .filter((name) => name.startsWith('@openfn/language-'));
+const MANIFEST = JSON.parse(fs.readFileSync(path.join(HERE, 'package.json'), 'utf8'));
+const INSTALLED = Object.keys(MANIFEST.dependencies).filter((name) => name.startsWith('@openfn/language-'));
+
+// `--events-fd N`: the pipe the caller reads events from (stdout when left out).
+const fdFlag = process.argv.indexOf('--events-fd');
+const eventFd = fdFlag > 0 ? Number(process.argv[fdFlag + 1]) : 1;
+
+function emit(event) {
+  fs.writeSync(eventFd, JSON.stringify(event) + '\n');
+}
+
+function packageJson(name) {
+  return JSON.parse(fs.readFileSync(path.join(HERE, 'node_modules', name, 'package.json'), 'utf8'));
+}
+
+const installed = Object.fromEntries(INSTALLED.map((name) => [name, packageJson(name).version]));
 
 function splitSpecifier(specifier) {
   const at = specifier.lastIndexOf('@');
@@ -34,21 +64,21 @@ function splitSpecifier(specifier) {
   return { name: specifier, version: undefined };
 }
 
-function packageJson(name) {
-  return JSON.parse(require('node:fs').readFileSync(path.join(HERE, 'node_modules', name, 'package.json'), 'utf8'));
-}
-
-const installed = Object.fromEntries(INSTALLED.map((name) => [name, packageJson(name).version]));
-
-// An adaptor runs here when its package is installed and the requested version
-// is `latest`, absent, or has the installed major version (recorded in
-// `adaptor_versions` so a report can say which version actually ran).
+// An adaptor runs here when its package is installed and the requested version is
+// `latest`, absent, or has the installed major version (`adaptors` in the plan event
+// says which version actually ran).
 function resolveAdaptor(specifier) {
   const { name, version } = splitSpecifier(specifier);
   const have = installed[name];
-  if (!have) return null;
-  if (version && version !== 'latest' && version.split('.')[0] !== have.split('.')[0]) return null;
+  if (!have) return { specifier, missing: `${specifier} is not installed here (installed: ${describeInstalled()})` };
+  if (version && version !== 'latest' && version.split('.')[0] !== have.split('.')[0]) {
+    return { specifier, missing: `${specifier} is not installed here (only ${name}@${have})` };
+  }
   return { name, requested: version ?? null, ran: have };
+}
+
+function describeInstalled() {
+  return Object.entries(installed).map(([name, version]) => `${name}@${version}`).join(', ');
 }
 
 function stepAdaptors(step) {
@@ -60,105 +90,217 @@ function stepAdaptors(step) {
 function message(error) {
   if (!error) return null;
   if (typeof error === 'string') return error;
-  return [error.name, error.message].filter(Boolean).join(': ') || JSON.stringify(error);
+  const text = [error.name, error.message].filter(Boolean).join(': ');
+  if (text) return text;
+  try {
+    return JSON.stringify(error);
+  } catch {
+    return String(error);
+  }
+}
+
+// --- limits ---------------------------------------------------------------------
+let STEP_BYTES = 65536;
+
+function jsonText(value) {
+  const seen = new WeakSet();
+  return JSON.stringify(value, (key, item) => {
+    if (typeof item === 'bigint') return item.toString();
+    if (item && typeof item === 'object') {
+      if (seen.has(item)) return '[Circular]';
+      seen.add(item);
+    }
+    return item;
+  });
+}
+
+// `value` as JSON data within STEP_BYTES of JSON text: [value, truncated].
+function cut(value, limit = STEP_BYTES) {
+  if (value === undefined) return [null, false];
+  let text;
+  try {
+    text = jsonText(value);
+  } catch (error) {
+    return [`(not JSON: ${message(error)})`, false];
+  }
+  if (text === undefined) return [null, false];
+  if (Buffer.byteLength(text) <= limit) return [JSON.parse(text), false];
+  return [Buffer.from(text).subarray(0, limit).toString('utf8').replace(/\uFFFD$/, '') + '…', true];
+}
+
+// --- per-step capture ---------------------------------------------------------------
+let current = null; // {id, logs, logBytes, truncated, input}
+
+function addLog(args) {
+  if (!current) return;
+  const line = util.format(...args);
+  if (current.logBytes >= STEP_BYTES) {
+    current.truncated = true;
+    return;
+  }
+  const room = STEP_BYTES - current.logBytes;
+  const kept = Buffer.byteLength(line) > room ? Buffer.from(line).subarray(0, room).toString('utf8') + '…' : line;
+  if (kept !== line) current.truncated = true;
+  current.logs.push(kept);
+  current.logBytes += Buffer.byteLength(kept);
+}
+
+// The job's `console` inside the runtime's sandbox, and the adaptors' own console
+// (they log from this realm, e.g. "GET https://... - 200 in 3ms"): both go to the
+// running step's logs, never to this process's stdout.
+const LEVELS = ['log', 'info', 'warn', 'error', 'debug', 'trace', 'success', 'always', 'print'];
+const jobLogger = Object.fromEntries(LEVELS.map((level) => [level, (...args) => addLog(args)]));
+for (const level of ['log', 'info', 'warn', 'error', 'debug', 'trace']) console[level] = (...args) => addLog(args);
+
+const planwright = Object.freeze({
+  input(state) {
+    if (!current || current.input !== undefined) return;
+    const { configuration, ...rest } = state ?? {};
+    current.input = rest;
+  },
+});
+
+async function readStdin() {
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 async function main() {
-  const [inputPath, outputPath] = process.argv.slice(2);
-  const input = JSON.parse(await readFile(inputPath, 'utf8'));
-  const out = {
-    status: 'invalid',
-    runtime_version: packageJson('@openfn/runtime').version,
-    adaptor_versions: {},
-    compile: {},
-    compile_errors: {},
-    not_installed: {},
-    events: [],
-    path: [],
-    errors: {},
-    final: null,
-    crash: null,
-    network_violations: violations,
-  };
-  const write = () => writeFile(outputPath, JSON.stringify(out, null, 2));
-  // Like @openfn/cli's loader: a file with top-level `steps` is a workflow and
-  // gets wrapped as a plan; a file with `workflow.steps` is a plan already.
+  const input = JSON.parse(await readStdin());
+  const network = input.network ?? 'none';
+  setNetworkMode(network, (record) => emit({ ev: 'violation', step: current?.id ?? null, ...record }));
+  STEP_BYTES = input.limits?.step_bytes ?? STEP_BYTES;
+  const timeoutMs = input.limits?.timeout_ms ?? 30000;
+  const runtimeVersion = packageJson('@openfn/runtime').version;
+
+  // Like @openfn/cli's loader: a file with top-level `steps` is a workflow and gets
+  // wrapped as a plan; a file with `workflow.steps` is a plan already.
   let plan = input.plan;
   if (plan && typeof plan === 'object' && Array.isArray(plan.steps)) plan = { workflow: plan };
   if (!plan || typeof plan !== 'object' || !plan.workflow || !Array.isArray(plan.workflow.steps)) {
-    out.crash = 'not a CLI workflow: expected {"steps": [...]} or {"workflow": {"steps": [...]}}';
-    return write();
-  }
-  const exportsOf = {};
-  for (const name of INSTALLED) {
-    exportsOf[name] = Object.keys(await import(name)).filter((key) => key !== 'default');
+    emit({ ev: 'plan', runtime: { '@openfn/runtime': runtimeVersion }, adaptors: {}, compile: {} });
+    emit({ ev: 'done', status: 'invalid', error: 'not a CLI workflow: expected {"steps": [...]} or {"workflow": {"steps": [...]}}' });
+    return;
   }
   const steps = plan.workflow.steps.map((step) => ({ ...step }));
-  let subsetOnly = true;
+  const adaptorsOf = {};
+  const unsupported = [];
   for (const step of steps) {
     if (typeof step.expression !== 'string') continue; // a trigger
-    const wanted = stepAdaptors(step);
-    const resolved = wanted.map(resolveAdaptor);
-    const missing = wanted.filter((_, index) => resolved[index] === null);
+    const resolved = stepAdaptors(step).map(resolveAdaptor);
+    const missing = resolved.filter((a) => a.missing);
     if (missing.length) {
-      out.not_installed[step.id] = missing;
-      continue;
+      unsupported.push({
+        id: step.id,
+        kind: 'not_installed',
+        reason: missing.map((a) => a.missing).join('; '),
+        adaptors: missing.map((a) => a.specifier),
+      });
+    } else {
+      adaptorsOf[step.id] = resolved;
     }
-    out.adaptor_versions[step.id] = resolved;
+  }
+  // Only the adaptors this plan uses are loaded (node starts faster).
+  const exportsOf = {};
+  for (const name of new Set(Object.values(adaptorsOf).flat().map((a) => a.name))) {
+    exportsOf[name] = Object.keys(await import(name)).filter((key) => key !== 'default');
+  }
+  const compiled = {};
+  for (const step of steps) {
+    const resolved = adaptorsOf[step.id];
+    if (typeof step.expression !== 'string' || !resolved) continue;
     try {
-      const compiled = compileJob(
+      const result = compileJob(
         step.expression,
         resolved.map((a) => ({ specifier: a.name, exports: exportsOf[a.name] })),
-        { injectFailure: input.inject_failures?.[step.id] },
+        {
+          injectFailure: input.inject_failures?.[step.id],
+          prelude: ['(state) => { __planwright.input(state); return state; }'],
+        },
       );
-      out.compile[step.id] = { imports: compiled.imports, operations: compiled.operations, unknown: compiled.unknown };
-      step.expression = compiled.code;
+      compiled[step.id] = { imports: result.imports, operations: result.operations, unknown: result.unknown };
+      step.expression = result.code;
       step.linker = Object.fromEntries(resolved.map((a) => [a.name, { path: path.join(HERE, 'node_modules', a.name) }]));
       delete step.adaptors;
       delete step.adaptor;
     } catch (error) {
       if (!(error instanceof CompileError)) throw error;
       const kind = error.message.includes('does not parse') ? 'syntax' : 'subset';
-      if (kind === 'syntax') subsetOnly = false;
-      out.compile_errors[step.id] = { kind, message: error.message, line: error.line ?? null, column: error.column ?? null };
+      unsupported.push({ id: step.id, kind, reason: error.message, line: error.line ?? null, column: error.column ?? null });
     }
   }
-  if (Object.keys(out.compile_errors).length || Object.keys(out.not_installed).length) {
-    out.status = subsetOnly ? 'not_run' : 'invalid';
-    return write();
+  const runtime = { '@openfn/runtime': runtimeVersion };
+  for (const name of Object.keys(exportsOf)) runtime[name] = installed[name];
+  emit({ ev: 'plan', runtime, adaptors: adaptorsOf, compile: compiled });
+  if (unsupported.length) {
+    emit({ ev: 'unsupported', steps: unsupported });
+    emit({ ev: 'done', status: 'unsupported', error: null });
+    return;
   }
-  const baseUrl = input.base_url;
-  const xplan = {
-    ...plan,
-    workflow: { ...plan.workflow, steps, credentials: { ...(plan.workflow.credentials ?? {}), ...(baseUrl ? { baseUrl } : {}) } },
+
+  if (network === 'none') {
+    const { interceptRequests } = await import('./intercept.mjs');
+    interceptRequests(input.responses ?? [], (record) => {
+      const event = { ev: 'request', step: current?.id ?? null, ...record };
+      if (input.record_bodies) [event.body] = cut(record.body);
+      else delete event.body;
+      emit(event);
+    });
+  }
+  const { default: run } = await import('@openfn/runtime');
+  const { createMockLogger } = await import('@openfn/logger');
+
+  const configuration = input.configuration ?? {};
+  const xplan = { ...plan, workflow: { ...plan.workflow, steps, credentials: { ...configuration } } };
+  const started = Date.now();
+  const finish = (payload, status) => {
+    if (!current || current.id !== payload.jobId) return;
+    const [inputValue, inputCut] = cut(current.input);
+    const [output, outputCut] = cut(payload.state);
+    emit({
+      ev: 'step-end',
+      id: payload.jobId,
+      status,
+      duration_ms: Date.now() - current.startedAt,
+      input: inputValue,
+      output,
+      error: status === 'failed' ? message(payload.error) : null,
+      logs: current.logs,
+      truncated: current.truncated || inputCut || outputCut,
+      next: payload.next ?? [],
+    });
+    current = null;
   };
   const notify = (event, payload) => {
-    if (!['job-start', 'job-complete', 'job-error'].includes(event)) return;
-    const entry = { event, step: payload.jobId };
-    if (event === 'job-start') out.path.push(payload.jobId);
-    if (payload.next) entry.next = payload.next;
-    if (event === 'job-error') entry.error = message(payload.error);
-    out.events.push(entry);
+    if (event === 'job-start') {
+      current = { id: payload.jobId, logs: [], logBytes: 0, truncated: false, input: undefined, startedAt: Date.now() };
+      emit({ ev: 'step-start', id: payload.jobId, at_ms: Date.now() - started });
+    } else if (event === 'job-complete') {
+      finish(payload, 'succeeded');
+    } else if (event === 'job-error') {
+      finish(payload, 'failed');
+    }
   };
-  const logger = createMockLogger();
   try {
     const final = await run(xplan, input.state ?? { data: {} }, {
-      logger,
-      jobLogger: createMockLogger(),
-      callbacks: { notify, resolveCredential: async () => (baseUrl ? { baseUrl } : {}) },
-      defaultRunTimeoutMs: 30000,
+      logger: createMockLogger(),
+      jobLogger,
+      globals: { __planwright: planwright },
+      callbacks: { notify, resolveCredential: async () => ({ ...configuration }) },
+      defaultRunTimeoutMs: timeoutMs,
+      stateLimitMb: input.limits?.state_mb ?? 10,
     });
-    out.final = final ?? null;
-    out.status = 'ran';
+    const [value, truncated] = cut(final ?? null);
+    emit({ ev: 'done', status: 'ran', final: value, final_truncated: truncated, error: null });
   } catch (error) {
     const errors = Array.isArray(error) ? error : [error];
-    out.crash = errors.map(message).join('; ');
+    const timedOut = errors.some((e) => e?.name === 'TimeoutError');
+    emit({ ev: 'done', status: timedOut ? 'timed_out' : 'crashed', final: null, error: errors.map(message).join('; ') });
   }
-  for (const entry of out.events) if (entry.event === 'job-error') out.errors[entry.step] = entry.error;
-  return write();
 }
 
-// Exit as soon as the output is written: keep-alive sockets and the runtime's
+// Exit as soon as the events are written: keep-alive sockets and the runtime's
 // step timers would otherwise hold the process open for many seconds.
 main().then(
   () => process.exit(0),
