@@ -22,9 +22,13 @@ from tools.document.structure import Structure
 from tools.errors import ToolInputError
 
 NO_IMPACT = (
-    "No step or trigger would be removed, every step a trigger reaches now would still "
-    "run, no connection would be removed or disabled and no trigger would change type."
+    "No step or trigger would be removed, no step would lose its path from a trigger, no "
+    "connection would be removed or disabled and no trigger would change type."
 )
+LEAD = "Nothing was changed; this is what the change would do. "
+"""How every answer starts."""
+REPORT = "\nThe {tool} call would report: "
+"""Where the impact ends and the tried call's own summary begins."""
 
 
 class PreviewChangeArgs(ToolArgs):
@@ -119,9 +123,8 @@ def preview_change(doc: WorkflowDocument, args: PreviewChangeArgs, ctx: ToolCont
             code=result.error_code or "invalid_input",
         )
     found = trial.impact
-    text = "Nothing was changed; this is what the change would do. "
-    text += found.text if found else NO_IMPACT
-    text += f"\nThe {args.tool} call would report: {result.message}"
+    text = LEAD + (found.text if found else NO_IMPACT)
+    text += REPORT.format(tool=args.tool) + result.message
     return ReadOutput(
         text,
         {

@@ -21,6 +21,7 @@ from agents.models.offline.questions import question_body
 from agents.models.offline.references import Found, NeedsAnswer, Resolver
 from agents.models.offline.rules import RULES, Turn, attempt, capabilities
 from agents.models.offline.rules.base import at_stage
+from agents.models.offline.runs import FIX
 from agents.models.offline.view import Scratch, View
 from tools.registry import MUTATING_TOOLS
 
@@ -28,9 +29,6 @@ CAPABILITIES = capabilities()
 
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z])|;\s*|\n+|,?\s+and\s+then\s+|,\s+then\s+", re.I)
 _QUALIFIER = re.compile(r"^(?:but|if|when|unless|so|only)\b", re.I)
-_FIX = re.compile(
-    r"^(?:fix|repair|resolve)(?:\s+(?:it|this|that|the\s+errors?|the\s+problems?))?$", re.I
-)
 _ASKED = re.compile(r'^Which step do you mean by "(?P<phrase>[^"]+)": (?P<options>.+)\? Nothing')
 _MESSAGE_RULES = at_stage(RULES, "message")
 _QUESTION_RULES = at_stage(RULES, "question")
@@ -41,8 +39,11 @@ def plan(context: RequestContext) -> Outcome:
     text = clean(context.user_text or "")
     view = View(context.structure)
     current = context.job_key if context.page == "job" else None
-    if context.errors and (not text or _FIX.match(strip_polite(text))):
-        outcome: Outcome = _fix_errors(context.errors, view)
+    # Errors mode: the editor's validation errors and the session's last failed test run
+    # (its step, error and input) are what "fix it" (or an empty message) is about.
+    problems = "\n".join(p for p in (context.errors, context.last_run) if p)
+    if problems and (not text or FIX.match(strip_polite(text))):
+        outcome: Outcome = _fix_errors(problems, view)
     else:
         text = _follow_up(text, context.history, view) or text
         scratch = Scratch(context.structure)
@@ -55,7 +56,7 @@ def plan(context: RequestContext) -> Outcome:
         return Reply(
             "This session is read-only, so I can't change the workflow. I can answer "
             'questions about it instead, e.g. "what does this workflow do", "what happens '
-            'if <step> fails" or "which steps use http".'
+            'if <step> fails", "what happens if I remove <step>" or "which steps use http".'
         )
     return outcome
 
@@ -172,6 +173,13 @@ def _text_of(message: dict[str, Any]) -> str:
     return str(content)
 
 
+def _shorten(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary (a URL or a name is never cut inside)."""
+    if len(text) <= limit:
+        return text.rstrip(".")
+    return text[:limit].rsplit(" ", 1)[0].rstrip(".,;:") + " …"
+
+
 def _fix_errors(errors: str, view: View) -> Outcome:
     calls = []
     for trigger in view.triggers:
@@ -180,7 +188,7 @@ def _fix_errors(errors: str, view: View) -> Outcome:
             calls.append(call("add_edges", edges=[edge]))
     if calls and re.search(r"not connected|no edge|unconnected", errors, re.I):
         return Plan(calls, "Connecting the trigger.")
-    summary = " ".join(errors.split())[:300].rstrip(".")
+    summary = _shorten(" ".join(errors.split()), 400)
     return Reply(
         f"I can't fix this automatically offline: {summary}. Tell me the change in one of the "
         'forms I understand (e.g. "rename A to B", "connect A to B"), or set ANTHROPIC_API_KEY '

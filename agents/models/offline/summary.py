@@ -24,10 +24,12 @@ from tools.edits import (
     call_job_code_agent,
     create_workflow,
     inspect_job_code,
+    preview_change,
     remove_edges,
     remove_jobs,
     search_documentation,
     set_trigger,
+    test_run,
     update_edges,
     update_jobs,
     update_workflow,
@@ -143,6 +145,36 @@ def _search_documentation(args: dict[str, Any], result: str, view: View) -> list
     return ["From the documentation:\n" + "\n\n".join(entries)]
 
 
+def _test_run(args: dict[str, Any], result: str, view: View) -> list[str]:
+    # The graph returns the run's own summary as the result: said as it is.
+    return [result]
+
+
+def _preview_change(args: dict[str, Any], result: str, view: View) -> list[str]:
+    """The tool's impact sentences, as it wrote them, after what the change is."""
+    tool = str(args.get("tool", ""))
+    found = result.removeprefix(preview_change.LEAD)
+    found = found.split(preview_change.REPORT.format(tool=tool), 1)[0].strip()
+    given = args.get("input") if isinstance(args.get("input"), dict) else {}
+    assert isinstance(given, dict)
+    keys = [k for k in given.get("keys") or [] if isinstance(k, str)]
+    edges = [e for e in given.get("edges") or [] if isinstance(e, dict)]
+    if keys:
+        what = "If you removed " + oxford([_q(view, k) for k in keys])
+    elif edges:
+        pairs = oxford(
+            [f"{_q(view, e.get('source', ''))} → {_q(view, e.get('target', ''))}" for e in edges]
+        )
+        what = (
+            "If you disabled "
+            if any(e.get("enabled") is False for e in edges)
+            else "If you removed "
+        ) + (f"the connection {pairs}")
+    else:
+        what = "If you made that change"
+    return [f"{what}: {found} Nothing was changed."]
+
+
 # What each tool's successful call says, keyed by the tool's spec (never by its name).
 _SENTENCES: dict[ToolSpec[Any], Sentences] = {
     create_workflow.TOOL: _create_workflow,
@@ -157,6 +189,8 @@ _SENTENCES: dict[ToolSpec[Any], Sentences] = {
     call_job_code_agent.TOOL: _call_job_code_agent,
     inspect_job_code.TOOL: _inspect_job_code,
     search_documentation.TOOL: _search_documentation,
+    test_run.TOOL: _test_run,
+    preview_change.TOOL: _preview_change,
 }
 
 

@@ -101,9 +101,10 @@ def run_turn(
     read_only: bool = False,
     errors: str | None = None,
     history: Sequence[dict[str, str]] = (),
+    last_run: str | None = None,
 ) -> TurnOutcome:
     return asyncio.run(
-        _run_turn(doc, text, page, job_key, read_only, errors, [dict(h) for h in history])
+        _run_turn(doc, text, page, job_key, read_only, errors, [dict(h) for h in history], last_run)
     )
 
 
@@ -135,6 +136,7 @@ async def _run_turn(
     read_only: bool,
     errors: str | None,
     history: list[dict[str, str]],
+    last_run: str | None = None,
 ) -> TurnOutcome:
     """One turn through the real graph; confirmations are approved."""
     model = _Recording()
@@ -153,6 +155,7 @@ async def _run_turn(
         "read_only": read_only,
         "errors": errors,
         "history": history,
+        "last_run": last_run,
         "yaml": doc.to_yaml(),
         "version": 1,
     }

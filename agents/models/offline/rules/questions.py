@@ -8,8 +8,9 @@ through to the next one ("what is X" after "what is this workflow").
 
 from __future__ import annotations
 
+from agents.models.offline import preview
 from agents.models.offline import questions as q
-from agents.models.offline.rules.base import Example, Rule, patterns, question
+from agents.models.offline.rules.base import Example, Rule, parser, patterns, question
 
 _THE = r"(?:the\s+)?"
 _WF = r"(?:this|the|my|our)\s+(?:workflow|flow|pipeline|process)|it|this"
@@ -21,6 +22,37 @@ def _rule(name: str, source: str, answer: q.Handler, *examples: Example) -> Rule
 
 
 RULES = [
+    Rule(
+        "impact",
+        "questions",
+        "question",
+        parser(preview.preview),
+        (),
+        (
+            Example(
+                "what happens if I remove check coverage",
+                "`preview_change` (`remove_jobs` on a copy): the steps that would be removed and "
+                "those that would no longer run, by name; nothing changes, read-only too",
+                ("preview_change",),
+                also=(
+                    "what if I delete check coverage",
+                    "what would break if check coverage were removed",
+                    "what does removing get referrals do",
+                    "is it safe to remove check coverage",
+                ),
+                says=("Check coverage",),
+                menu="what happens if I remove A",
+            ),
+            Example(
+                "what happens if I disconnect check coverage from send email",
+                '`preview_change` (`remove_edges`, or `update_edges` for "... is disabled")',
+                ("preview_change",),
+                also=(
+                    "what if the connection between get referrals and check coverage is disabled",
+                ),
+            ),
+        ),
+    ),
     _rule(
         "adaptors",
         r"^(?:what|which)\s+(?:adaptors|connectors)\b.*$",

@@ -1,6 +1,7 @@
 """The offline grammar, in the order the planner tries it.
 
-1. message rules, on the whole message: greeting, undo, start over, build;
+1. message rules, on the whole message: test runs and "fix it", greeting, undo, start
+   over, build;
 2. questions, on the whole message (they never change anything);
 3. commands, on each command of the message (split at sentences, ";", new lines,
    "and then"): edges, code, trigger, then step edits, with "add" last.
@@ -14,10 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.models.offline.rules import code, edges, messages, questions, steps, trigger
+from agents.models.offline.rules import code, edges, messages, questions, runs, steps, trigger
 from agents.models.offline.rules.base import Rule
 
 RULES: list[Rule] = [
+    *runs.RULES,
     *messages.RULES,
     *questions.RULES,
     *edges.RULES,
