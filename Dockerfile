@@ -1,4 +1,4 @@
-FROM python:3.11-slim
+FROM python:3.11-slim-trixie
 WORKDIR /srv/planwright
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 COPY pyproject.toml README.md ./
@@ -8,6 +8,14 @@ COPY tools ./tools
 COPY prompts ./prompts
 COPY evals ./evals
 RUN pip install --no-cache-dir .
+# Test runs execute workflows in OpenFn's own runtime: node 20 + npm from Debian 13, then the
+# pinned @openfn/runtime and adaptors (agents/testrun/node/package-lock.json) via npm ci.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends nodejs npm util-linux \
+    && rm -rf /var/lib/apt/lists/* \
+    && python -m agents.testrun.install /opt/planwright/openfn-runtime \
+    && node --version
+ENV PLANWRIGHT_RUN_RUNTIME_DIR=/opt/planwright/openfn-runtime
 EXPOSE 8000
 # Inside a container the service must listen on all interfaces; the service
 # refuses that without auth tokens, so set PLANWRIGHT_TOKENS when running it.

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import json
 import logging
 import re
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agents.events import RunProgressEvent
+from agents.testrun import DEFAULT_CACHE_DIR, LocalRunner, RunLimits
 from agents.testrun.install import OpenFnRuntimeUnavailable
 from app.auth import Principal
 from app.errors import ConflictError, NotFoundError
@@ -115,24 +115,16 @@ class UnavailableRunner:
 
 def build_runner(settings: Settings) -> TestRunner:
     """The embedded runner (``agents.testrun.LocalRunner``: a node subprocess per run) with
-    the settings' limits; where this build has no runner, one refusing every run as
+    the settings' limits. It checks node and the installed packages on its first run, so a
+    machine without them still serves everything else and answers runs with
     ``openfn_runtime_unavailable``."""
-    # Looked up by name: the runner package may ship without LocalRunner (an install
-    # without node), and then runs are refused rather than the service not starting.
-    package = importlib.import_module("agents.testrun")
-    local, limits = getattr(package, "LocalRunner", None), getattr(package, "RunLimits", None)
-    if local is None or limits is None:
-        return UnavailableRunner("This build of Planwright has no test runner.")
-    runner: TestRunner = local(
-        limits(
-            timeout_s=settings.run_timeout_s,
-            memory_mb=settings.run_memory_mb,
-            step_bytes=settings.run_output_bytes,
-            total_bytes=settings.run_total_output_bytes,
-        ),
-        settings.run_runtime_dir or getattr(package, "DEFAULT_CACHE_DIR"),  # noqa: B009
+    limits = RunLimits(
+        timeout_s=settings.run_timeout_s,
+        memory_mb=settings.run_memory_mb,
+        step_bytes=settings.run_output_bytes,
+        total_bytes=settings.run_total_output_bytes,
     )
-    return runner
+    return LocalRunner(limits, settings.run_runtime_dir or DEFAULT_CACHE_DIR)
 
 
 @dataclass(frozen=True)
