@@ -156,7 +156,9 @@ const planwright = Object.freeze({
   input(state) {
     if (!current || current.input !== undefined) return;
     const { configuration, ...rest } = state ?? {};
-    current.input = rest;
+    // Cut (a JSON copy) now: the step's code may change the very objects it was given,
+    // and the input reported is the state it started with, not what it made of it.
+    current.input = cut(rest);
   },
 });
 
@@ -256,7 +258,7 @@ async function main() {
   const started = Date.now();
   const finish = (payload, status) => {
     if (!current || current.id !== payload.jobId) return;
-    const [inputValue, inputCut] = cut(current.input);
+    const [inputValue, inputCut] = current.input ?? [null, false];
     const [output, outputCut] = cut(payload.state);
     emit({
       ev: 'step-end',
