@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from tools.document import WorkflowDocument
 from tools.document.openfn import to_cli_workflow
@@ -153,10 +154,9 @@ def secret_values(configuration: Mapping[str, Any] | None) -> list[str]:
         elif isinstance(value, str | int | float) and not isinstance(value, bool):
             text = str(value)
             if key not in PUBLIC_CONFIGURATION_KEYS and len(text) >= _MIN_SECRET_CHARS:
-                found.add(text)
-                escaped = json.dumps(text)[1:-1]  # as it appears inside JSON text
-                if escaped != text:
-                    found.add(escaped)
+                # as is, inside JSON text, and URL-encoded (a query string, a form body)
+                found.update({text, json.dumps(text)[1:-1], quote(text, safe="-_.!~*'()")})
+                found.add(quote_plus(text, safe="*~"))
 
     walk(configuration or {}, None)
     return sorted(found, key=len, reverse=True)
