@@ -281,7 +281,9 @@ class ScenarioExecutor:
             stream = self.runner.start(payload, runtime)
             paused = await self._consume(stream, observer, out)
             while paused is not None:
-                out.approved = bool(approve)
+                # No answer given: resumed as declined, and recorded as unanswered (None),
+                # so the ``completed`` grader names the pause instead of "nothing changed".
+                out.approved = approve
                 stream = self.runner.resume(payload["turn_id"], bool(approve), runtime)
                 paused = await self._consume(stream, observer, out)
         except BaseException as exc:

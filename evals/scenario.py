@@ -191,6 +191,11 @@ class Expectations(_Strict):
     )
     route: Literal["planner", "job_code"] | None = None
     confirm: bool | None = None
+    confirm_contains: list[str] = Field(
+        default_factory=list,
+        description="Each must appear (case-insensitive) in a confirmation question asked: "
+        "the impact it names (DESIGN 5c), e.g. a step that would no longer run.",
+    )
     reply_contains: list[str] = Field(default_factory=list)
     reply_excludes: list[str] = Field(default_factory=list)
     reply_matches_diff: bool = True

@@ -76,15 +76,25 @@ def asked_question(scenario: Scenario, outcome: RunOutcome) -> GradeResult | Non
 
 
 def confirmation(scenario: Scenario, outcome: RunOutcome) -> GradeResult | None:
-    """A destructive change asks for confirmation first; others do not."""
+    """A change with impact asks for confirmation first, naming what it would
+    affect (``confirm_contains``); others do not."""
     expected = scenario.expect.confirm
-    if expected is None:
+    wanted = scenario.expect.confirm_contains
+    if expected is None and not wanted:
         return None
     asked = outcome.confirmations
-    if expected and not asked:
+    if (expected or wanted) and not asked:
         return GradeResult.fail("confirmation", "no confirmation was asked for")
-    if not expected and asked:
+    if expected is False and asked:
         return GradeResult.fail("confirmation", f"unexpected confirmation: {asked[0]!r}")
+    text = " ".join(asked).lower()
+    missing = [s for s in wanted if s.lower() not in text]
+    if missing:
+        return GradeResult.fail(
+            "confirmation",
+            f"confirmation lacks {', '.join(map(repr, missing))}: {asked[0]!r}",
+            1 - len(missing) / len(wanted),
+        )
     return GradeResult.ok("confirmation", f"asked: {asked[0]!r}" if asked else "none asked")
 
 

@@ -303,6 +303,22 @@ def test_confirmation_expected_and_unexpected() -> None:
     assert unexpected is not None and not unexpected.passed
 
 
+def test_confirmation_names_the_impact() -> None:
+    question = (
+        "The assistant wants to disconnect the steps. 'Send email' would no longer run "
+        "(no trigger would reach it). Go ahead?"
+    )
+    asked = outcome(REFERRAL, confirmations=[question], approved=True)
+    named = scenario({"confirm": True, "confirm_contains": ["'send email' would no longer run"]})
+    assert _passes(confirmation(named, asked))
+    wrong = scenario({"confirm_contains": ["'Send SMS' would no longer run", "no longer run"]})
+    lacking = confirmation(wrong, asked)
+    assert lacking is not None and not lacking.passed and lacking.score == 0.5
+    assert "'Send SMS' would no longer run" in lacking.comment
+    silent = confirmation(wrong, outcome(REFERRAL))
+    assert silent is not None and not silent.passed and "no confirmation" in silent.comment
+
+
 def test_route_grader() -> None:
     assert _passes(route(scenario({"route": "job_code"}), outcome(REFERRAL, route="job_code")))
     wrong = route(scenario({"route": "job_code"}), outcome(REFERRAL, route="planner"))

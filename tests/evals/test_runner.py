@@ -72,6 +72,19 @@ def test_results_json_md_and_html(scripted_run: EvalRun, tmp_path: Path) -> None
     assert html.startswith("<!doctype html>") and "add-specific-dedupe-after" in html
 
 
+async def test_a_confirmation_the_scenario_does_not_answer_is_reported_as_unanswered() -> None:
+    unanswered = copy.deepcopy({s.id: s for s in SCRIPTED}["remove-without-code"])
+    unanswered.turns[0].approve = None
+    options = EvalOptions(model="scripted", concurrency=1, judge=False)
+    run = await run_eval(options, scenarios=[unanswered], progress=Progress(1, io.StringIO()))
+    result = run.results[0].runs[0]
+    assert result.outcome.last.confirmations and result.outcome.last.approved is None
+    assert result.outcome.after_yaml == result.outcome.before_yaml  # resumed as declined
+    grades = {g.name: g for g in result.grades}
+    assert not grades["completed"].passed
+    assert "confirmation left unanswered: 'remove send sms'" in grades["completed"].comment
+
+
 async def test_repeat_and_concurrency_and_failures_in_the_report() -> None:
     by_id = {s.id: s for s in SCRIPTED}
     broken = copy.deepcopy(by_id["rename-quoted"])
@@ -88,7 +101,8 @@ async def test_repeat_and_concurrency_and_failures_in_the_report() -> None:
     failed = [g for g in first["graders"] if g["status"] == "failed"]
     assert failed and failed[0]["name"] == "expected_structure"
     assert second["passed"] and second["pass_count"] == 3
-    assert progress.done == 6 and "FAIL" in progress.stream.getvalue()  # type: ignore[attr-defined]
+    assert isinstance(progress.stream, io.StringIO)
+    assert progress.done == 6 and "FAIL" in progress.stream.getvalue()
 
 
 def test_compare_side_by_side(scripted_run: EvalRun, tmp_path: Path) -> None:
