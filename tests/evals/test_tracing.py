@@ -11,6 +11,7 @@ import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from agents.events import RouteEvent
 from agents.runtime import TurnRuntime
 from agents.tracing import LangfuseConfig, Tracer, _NoopTrace, mask_secrets
 from evals.runner import EvalOptions, EvalRun, Progress, run_eval
@@ -164,7 +165,7 @@ def test_disabled_tracer_is_a_no_op(monkeypatch: pytest.MonkeyPatch) -> None:
     runtime = TurnRuntime(models={})
     trace = tracer.turn({"turn_id": "t1"}, runtime)
     assert isinstance(trace, _NoopTrace) and trace.runtime(runtime) is runtime
-    trace.event({"type": "route", "destination": "planner"})
+    trace.event(RouteEvent(destination="planner"))
     trace.close()
     tracer.flush()
     only_public = LangfuseConfig.from_env({"LANGFUSE_PUBLIC_KEY": "pk"})
