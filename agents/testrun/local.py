@@ -1,25 +1,18 @@
 """The embedded test runner: one node subprocess per run (``node/run.mjs``).
 
-The process gets the run on stdin (the only place credential values travel),
-writes one JSON event a line on a pipe of its own (``--events-fd``), and is
-bounded three ways: wall clock (the whole process group is killed), memory
-(``--max-old-space-size`` and ``RLIMIT_DATA``) and output (per value in node,
-all events here). Its environment is empty but ``PATH``: the service's secrets
-never reach it. Where the kernel allows an unprivileged network namespace
-(``unshare -rn``) the process runs in one with no interfaces up, under the
-in-process guard and request interception of ``run.mjs``.
+:class:`LocalRunner` turns a workflow and a run request into what node is given (the
+plan in OpenFn's ``cli`` form, the initial state, the sample responses, the limits),
+runs it in :func:`agents.testrun.process.run_node` (the process: bounded in time,
+memory and output, isolated from the network and the service's environment), reports
+each step's start and end as it comes, and makes the :class:`tools.testrun.TestRun`
+of node's events (:mod:`agents.testrun.report`), credential values masked.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import logging
-import os
-import resource
 import shutil
-import signal
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,9 +26,9 @@ from agents.testrun.install import (
     ensure_installed,
     is_ready,
 )
-from agents.testrun.limits import NATIVE_HEADROOM_MB, RunLimits
+from agents.testrun.limits import RunLimits
+from agents.testrun.process import run_node
 from agents.testrun.report import (
-    Outcome,
     RunPlan,
     build_run,
     mask,
@@ -53,9 +46,6 @@ ProgressCallback = Callable[[RunProgressEvent], Awaitable[None]]
 WorkflowSource = str | WorkflowDocument | Mapping[str, Any]
 """Planwright YAML text, a parsed document, or a CLI ``workflow.json`` object."""
 NetworkMode = Literal["none", "loopback"]
-
-_STDERR_KEEP = 64 * 1024
-_DRAIN_AFTER_KILL_S = 2.0
 
 
 @dataclass
@@ -82,38 +72,6 @@ def initial_state(request: RunRequest) -> tuple[dict[str, Any], dict[str, Any] |
     if isinstance(inline, Mapping):
         configuration = {**inline, **(configuration or {})}
     return state, configuration
-
-
-_UNSHARE: list[str] | None = None
-_UNSHARE_CHECKED = False
-
-
-async def _network_namespace() -> list[str]:
-    """``["unshare", "-rn", "--"]`` when an unprivileged network namespace can be made here."""
-    global _UNSHARE, _UNSHARE_CHECKED
-    if not _UNSHARE_CHECKED:
-        found = shutil.which("unshare")
-        if found is not None:
-            try:
-                probe = await asyncio.create_subprocess_exec(
-                    found,
-                    "-rn",
-                    "--",
-                    "true",
-                    stdout=asyncio.subprocess.DEVNULL,
-                    stderr=asyncio.subprocess.DEVNULL,
-                )
-                if await asyncio.wait_for(probe.wait(), 5) == 0:
-                    _UNSHARE = [found, "-rn", "--"]
-            except (OSError, TimeoutError):
-                _UNSHARE = None
-        _UNSHARE_CHECKED = True
-    return list(_UNSHARE or [])
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 class LocalRunner:
@@ -234,8 +192,12 @@ class LocalRunner:
             "record_bodies": record_bodies,
             "inject_failures": {id_of.get(k, k): m for k, m in (inject_failures or {}).items()},
         }
-        events, outcome = await self._spawn(
-            root, payload, limits, network, run_id, plan, on_progress
+        events, outcome = await run_node(
+            root,
+            payload,
+            limits,
+            isolate=self.isolate_network and network == "none",
+            on_event=lambda event: self._progress(event, run_id, plan, on_progress),
         )
         outcome.duration_ms = int((time.monotonic() - started) * 1000)
         secrets = secret_values(configuration)
@@ -259,141 +221,6 @@ class LocalRunner:
         if isinstance(workflow, str):
             return plan_from_document(WorkflowDocument.from_yaml(workflow))
         return plan_from_cli(workflow)
-
-    async def _spawn(
-        self,
-        root: Path,
-        payload: dict[str, Any],
-        limits: RunLimits,
-        network: NetworkMode,
-        run_id: str,
-        plan: RunPlan,
-        on_progress: ProgressCallback | None,
-    ) -> tuple[list[dict[str, Any]], Outcome]:
-        node = shutil.which("node")
-        if node is None:
-            raise OpenFnRuntimeUnavailable("`node` is not on PATH: test runs need Node.js >= 20")
-        prefix = await _network_namespace() if self.isolate_network and network == "none" else []
-        read_fd, write_fd = os.pipe()
-        command = [
-            *prefix,
-            node,
-            "--experimental-vm-modules",
-            "--no-warnings",
-            f"--max-old-space-size={limits.memory_mb}",
-            "run.mjs",
-            "--events-fd",
-            str(write_fd),
-        ]
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
-        outcome = Outcome(
-            timeout_s=limits.timeout_s,
-            total_bytes=limits.total_bytes,
-            memory_mb=limits.memory_mb,
-        )
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *command,
-                cwd=root,
-                env=env,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE,
-                pass_fds=(write_fd,),
-                start_new_session=True,  # its own process group: one kill ends all of it
-            )
-        except OSError as exc:
-            os.close(read_fd)
-            raise OpenFnRuntimeUnavailable(f"could not start node: {exc}") from exc
-        finally:
-            os.close(write_fd)
-        data_limit = (limits.memory_mb + NATIVE_HEADROOM_MB) * 1024 * 1024
-        with contextlib.suppress(OSError, ValueError):
-            resource.prlimit(proc.pid, resource.RLIMIT_DATA, (data_limit, data_limit))
-
-        events: list[dict[str, Any]] = []
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=limits.total_bytes + 1)
-        pipe = os.fdopen(read_fd, "rb", buffering=0)
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), pipe
-        )
-        stderr_task = asyncio.create_task(self._read_stderr(proc))
-        seen = 0
-
-        async def pump() -> None:
-            nonlocal seen
-            assert proc.stdin is not None
-            proc.stdin.write(json.dumps(payload).encode())
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                await proc.stdin.drain()
-            proc.stdin.close()
-            while True:
-                try:
-                    line = await reader.readline()
-                except (ValueError, asyncio.LimitOverrunError):
-                    outcome.killed_for = "output"
-                    return
-                if not line:
-                    return
-                seen += len(line)
-                if seen > limits.total_bytes:
-                    outcome.killed_for = "output"
-                    return
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(event, dict):
-                    continue
-                events.append(event)
-                await self._progress(event, run_id, plan, on_progress)
-
-        async def drain() -> None:
-            nonlocal seen
-            while seen <= limits.total_bytes:
-                try:
-                    line = await reader.readline()
-                except (ValueError, asyncio.LimitOverrunError):
-                    return
-                if not line:
-                    return
-                seen += len(line)
-                with contextlib.suppress(ValueError):
-                    event = json.loads(line)
-                    if isinstance(event, dict) and event.get("ev") != "done":
-                        events.append(event)
-
-        try:
-            try:
-                await asyncio.wait_for(pump(), timeout=limits.timeout_s)
-            except TimeoutError:
-                outcome.killed_for = "timeout"
-            if outcome.killed_for is not None:
-                _kill_group(proc.pid)
-            if outcome.killed_for == "timeout":  # keep what node wrote before it was killed
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(drain(), _DRAIN_AFTER_KILL_S)
-            await proc.wait()
-        finally:
-            if proc.returncode is None:  # cancelled: never leave node running
-                _kill_group(proc.pid)
-                with contextlib.suppress(ProcessLookupError):
-                    await proc.wait()
-            transport.close()
-        outcome.exit_code = proc.returncode
-        with contextlib.suppress(TimeoutError):
-            outcome.stderr = await asyncio.wait_for(stderr_task, _DRAIN_AFTER_KILL_S)
-        return events, outcome
-
-    @staticmethod
-    async def _read_stderr(proc: asyncio.subprocess.Process) -> str:
-        assert proc.stderr is not None
-        kept = bytearray()
-        while chunk := await proc.stderr.read(65536):
-            if len(kept) < _STDERR_KEEP:
-                kept += chunk[: _STDERR_KEEP - len(kept)]
-        return kept.decode("utf-8", "replace")
 
     @staticmethod
     async def _progress(

@@ -1,0 +1,203 @@
+"""One node process of a test run: started, bounded, read and ended (DESIGN §5c).
+
+:func:`run_node` starts ``node/run.mjs`` with the run on stdin (the only place
+credential values travel) and reads the JSON events it writes, one a line, on a pipe
+of its own (``--events-fd``). It bounds the process three ways: wall clock (the whole
+process group is killed, and what node wrote before is kept), memory
+(``--max-old-space-size`` and ``RLIMIT_DATA``) and output (all events; node cuts each
+value). The environment is empty but ``PATH``: the service's secrets never reach it.
+Where the kernel allows an unprivileged network namespace (``unshare -rn``) the process
+runs in one with no interfaces up, under ``run.mjs``'s own guard.
+
+What the events mean is :mod:`agents.testrun.report`'s; which run to start is
+:class:`agents.testrun.local.LocalRunner`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import resource
+import shutil
+import signal
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from agents.testrun.install import OpenFnRuntimeUnavailable
+from agents.testrun.limits import NATIVE_HEADROOM_MB, RunLimits
+from agents.testrun.report import Outcome
+
+EventCallback = Callable[[dict[str, Any]], Awaitable[None]]
+
+_STDERR_KEEP = 64 * 1024
+_DRAIN_AFTER_KILL_S = 2.0
+
+_UNSHARE: list[str] | None = None
+_UNSHARE_CHECKED = False
+
+
+async def _network_namespace() -> list[str]:
+    """``["unshare", "-rn", "--"]`` when an unprivileged network namespace can be made here."""
+    global _UNSHARE, _UNSHARE_CHECKED
+    if not _UNSHARE_CHECKED:
+        found = shutil.which("unshare")
+        if found is not None:
+            try:
+                probe = await asyncio.create_subprocess_exec(
+                    found,
+                    "-rn",
+                    "--",
+                    "true",
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.DEVNULL,
+                )
+                if await asyncio.wait_for(probe.wait(), 5) == 0:
+                    _UNSHARE = [found, "-rn", "--"]
+            except (OSError, TimeoutError):
+                _UNSHARE = None
+        _UNSHARE_CHECKED = True
+    return list(_UNSHARE or [])
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+async def _read_stderr(proc: asyncio.subprocess.Process) -> str:
+    """The first :data:`_STDERR_KEEP` bytes of node's stderr; the rest is read and dropped."""
+    assert proc.stderr is not None
+    kept = bytearray()
+    while chunk := await proc.stderr.read(65536):
+        if len(kept) < _STDERR_KEEP:
+            kept += chunk[: _STDERR_KEEP - len(kept)]
+    return kept.decode("utf-8", "replace")
+
+
+async def run_node(
+    root: Path,
+    payload: dict[str, Any],
+    limits: RunLimits,
+    *,
+    isolate: bool,
+    on_event: EventCallback,
+) -> tuple[list[dict[str, Any]], Outcome]:
+    """Run ``run.mjs`` in ``root`` on ``payload`` within ``limits`` (in a network
+    namespace of its own when ``isolate`` and the kernel allows it), awaiting
+    ``on_event`` for each event as it comes; node's events and what happened to it."""
+    node = shutil.which("node")
+    if node is None:
+        raise OpenFnRuntimeUnavailable("`node` is not on PATH: test runs need Node.js >= 20")
+    prefix = await _network_namespace() if isolate else []
+    read_fd, write_fd = os.pipe()
+    command = [
+        *prefix,
+        node,
+        "--experimental-vm-modules",
+        "--no-warnings",
+        f"--max-old-space-size={limits.memory_mb}",
+        "run.mjs",
+        "--events-fd",
+        str(write_fd),
+    ]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+    outcome = Outcome(
+        timeout_s=limits.timeout_s,
+        total_bytes=limits.total_bytes,
+        memory_mb=limits.memory_mb,
+    )
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *command,
+            cwd=root,
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            pass_fds=(write_fd,),
+            start_new_session=True,  # its own process group: one kill ends all of it
+        )
+    except OSError as exc:
+        os.close(read_fd)
+        raise OpenFnRuntimeUnavailable(f"could not start node: {exc}") from exc
+    finally:
+        os.close(write_fd)
+    data_limit = (limits.memory_mb + NATIVE_HEADROOM_MB) * 1024 * 1024
+    with contextlib.suppress(OSError, ValueError):
+        resource.prlimit(proc.pid, resource.RLIMIT_DATA, (data_limit, data_limit))
+
+    events: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=limits.total_bytes + 1)
+    pipe = os.fdopen(read_fd, "rb", buffering=0)
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+    stderr_task = asyncio.create_task(_read_stderr(proc))
+    seen = 0
+
+    async def pump() -> None:
+        nonlocal seen
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(payload).encode())
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            await proc.stdin.drain()
+        proc.stdin.close()
+        while True:
+            try:
+                line = await reader.readline()
+            except (ValueError, asyncio.LimitOverrunError):
+                outcome.killed_for = "output"
+                return
+            if not line:
+                return
+            seen += len(line)
+            if seen > limits.total_bytes:
+                outcome.killed_for = "output"
+                return
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            events.append(event)
+            await on_event(event)
+
+    async def drain() -> None:
+        nonlocal seen
+        while seen <= limits.total_bytes:
+            try:
+                line = await reader.readline()
+            except (ValueError, asyncio.LimitOverrunError):
+                return
+            if not line:
+                return
+            seen += len(line)
+            with contextlib.suppress(ValueError):
+                event = json.loads(line)
+                if isinstance(event, dict) and event.get("ev") != "done":
+                    events.append(event)
+
+    try:
+        try:
+            await asyncio.wait_for(pump(), timeout=limits.timeout_s)
+        except TimeoutError:
+            outcome.killed_for = "timeout"
+        if outcome.killed_for is not None:
+            _kill_group(proc.pid)
+        if outcome.killed_for == "timeout":  # keep what node wrote before it was killed
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(drain(), _DRAIN_AFTER_KILL_S)
+        await proc.wait()
+    finally:
+        if proc.returncode is None:  # cancelled: never leave node running
+            _kill_group(proc.pid)
+            with contextlib.suppress(ProcessLookupError):
+                await proc.wait()
+        transport.close()
+    outcome.exit_code = proc.returncode
+    with contextlib.suppress(TimeoutError):
+        outcome.stderr = await asyncio.wait_for(stderr_task, _DRAIN_AFTER_KILL_S)
+    return events, outcome
