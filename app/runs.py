@@ -8,11 +8,10 @@ node subprocess, ``agents.testrun``), never on the event loop; at most
 ``runs_per_worker`` run at once in a worker, and a run that finds no free slot within
 ``run_queue_wait_s`` is refused as ``busy``.
 
-Credentials: a request's ``configuration`` reaches the runner and nothing else. The
+Credentials: a request's ``configuration`` reaches the runner and nothing else; the
 finished run is cleared of it before anything stores, returns, streams or logs it
-(:func:`without_credentials`): every ``configuration`` key in a state is dropped and
-each credential value is replaced by ``***`` wherever it shows (a step that logged
-its password, an error that quoted it).
+(:mod:`app.run_credentials`). The runner and the admission policy are built from the
+settings in :mod:`app.run_config`. Their public names are importable from here too.
 """
 
 from __future__ import annotations
@@ -21,20 +20,23 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 import traceback
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 from agents.events import RunProgressEvent
-from agents.testrun import DEFAULT_CACHE_DIR, LocalRunner, RunLimits
-from agents.testrun.install import OpenFnRuntimeUnavailable
 from app.auth import Principal
 from app.errors import ConflictError, NotFoundError
 from app.offload import off_loop
-from app.settings import Settings
+from app.run_config import Progress, RunPolicy, TestRunner, UnavailableRunner, build_runner
+from app.run_credentials import (
+    MASK,
+    credential_values,
+    given_credentials,
+    masked,
+    without_credentials,
+)
 from app.store import SessionRecord, Store
 from app.ws.protocol import (
     RunCompletedFrame,
@@ -48,19 +50,29 @@ from tools.document.yaml_io import DEFAULT_MAX_BYTES
 from tools.errors import PlanwrightError, ToolInputError
 from tools.testrun import RunRequest, TestRun
 
+__all__ = [
+    "FIX_INPUT_CHARS",
+    "MASK",
+    "Progress",
+    "RunFailedError",
+    "RunPolicy",
+    "RunService",
+    "RunsBusyError",
+    "TestRunner",
+    "TurnRuns",
+    "UnavailableRunner",
+    "build_runner",
+    "credential_values",
+    "failure_words",
+    "given_credentials",
+    "masked",
+    "without_credentials",
+]
+
 log = logging.getLogger(__name__)
 
-Progress = Callable[[RunProgressEvent], Awaitable[None]]
 Send = Callable[[ServerFrame], Awaitable[None]]
 
-MASK = "***"
-"""What a credential value is replaced with in a stored or returned run."""
-MIN_SECRET_CHARS = 3
-"""Credential values shorter than this are not searched for in texts (every ``a`` of
-a log would go); their ``configuration`` keys are still dropped."""
-ADDRESS_KEYS = frozenset({"baseUrl", "hostUrl", "instanceUrl", "url", "apiVersion"})
-"""Configuration fields that say where a service is, not how to get in: kept in the
-run's request URLs unless they carry a user or password (``https://u:p@host``)."""
 FIX_INPUT_CHARS = 4000
 """How much of a failed step's input JSON "fix it" hands the planner."""
 FIX_ERROR_CHARS = 2000
@@ -76,82 +88,6 @@ class RunFailedError(PlanwrightError):
     """The runner failed in a way that says nothing about the workflow (logged)."""
 
     code = "run_failed"
-
-
-class TestRunner(Protocol):
-    """What the service needs of ``agents.testrun.TestRunner`` (``LocalRunner``): run a
-    parsed document on a sample, reporting each step's start and end."""
-
-    async def run(
-        self,
-        workflow: WorkflowDocument,
-        request: RunRequest,
-        *,
-        run_id: str,
-        on_progress: Progress | None = None,
-        workflow_id: str | None = None,
-        version: int | None = None,
-    ) -> TestRun: ...
-
-
-class UnavailableRunner:
-    """A runner for where OpenFn's runtime cannot run: every run is refused, saying why."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    async def run(
-        self,
-        workflow: WorkflowDocument,
-        request: RunRequest,
-        *,
-        run_id: str,
-        on_progress: Progress | None = None,
-        workflow_id: str | None = None,
-        version: int | None = None,
-    ) -> TestRun:
-        raise OpenFnRuntimeUnavailable(self.reason)
-
-
-def build_runner(settings: Settings) -> TestRunner:
-    """The embedded runner (``agents.testrun.LocalRunner``: a node subprocess per run) with
-    the settings' limits. It checks node and the installed packages on its first run, so a
-    machine without them still serves everything else and answers runs with
-    ``openfn_runtime_unavailable``."""
-    limits = RunLimits(
-        timeout_s=settings.run_timeout_s,
-        memory_mb=settings.run_memory_mb,
-        step_bytes=settings.run_output_bytes,
-        total_bytes=settings.run_total_output_bytes,
-    )
-    return LocalRunner(limits, settings.run_runtime_dir or DEFAULT_CACHE_DIR)
-
-
-@dataclass(frozen=True)
-class RunPolicy:
-    """How the service admits test runs (``PLANWRIGHT_RUN_*``); the runner's own limits
-    (memory, output) are ``agents.testrun.RunLimits``."""
-
-    timeout_s: float = 20.0
-    """Wall-clock limit of a run whose request gives none."""
-    max_timeout_s: float = 120.0
-    """Largest ``timeout_s`` a request may ask for."""
-    concurrency: int = 2
-    """Runs one worker runs at once."""
-    queue_wait_s: float = 5.0
-    """How long a run waits for a free slot before it is refused as ``busy``."""
-    list_limit: int = 50
-    """Most runs one listing returns."""
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> RunPolicy:
-        return cls(
-            timeout_s=settings.run_timeout_s,
-            max_timeout_s=settings.run_max_timeout_s,
-            concurrency=settings.runs_per_worker,
-            queue_wait_s=settings.run_queue_wait_s,
-            list_limit=settings.run_list_limit,
-        )
 
 
 class RunService:
@@ -389,75 +325,6 @@ class TurnRuns:
 
 def _busy() -> RunsBusyError:
     return RunsBusyError("Every test-run slot here is taken; try again in a moment.")
-
-
-# -- credentials --------------------------------------------------------------------
-
-
-def _leaves(value: Any, key: str | None = None) -> Iterator[tuple[str | None, Any]]:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield from _leaves(v, str(k))
-    elif isinstance(value, list):
-        for item in value:
-            yield from _leaves(item, key)
-    else:
-        yield key, value
-
-
-def given_credentials(request: RunRequest) -> dict[str, Any]:
-    """A request's credentials: its ``configuration``, and a ``configuration`` in its input
-    state (the runner takes that one as credentials too)."""
-    inline = request.input.get("configuration")
-    return {**(inline if isinstance(inline, dict) else {}), **(request.configuration or {})}
-
-
-def credential_values(configuration: dict[str, Any] | None) -> list[str]:
-    """The texts of ``configuration`` to keep out of a run, longest first (a value that
-    holds another is replaced whole)."""
-    found: set[str] = set()
-    for key, value in _leaves(configuration or {}):
-        if isinstance(value, bool) or value is None:
-            continue
-        text = value if isinstance(value, str) else json.dumps(value)
-        if key in ADDRESS_KEYS and "@" not in text:
-            continue
-        if len(text) >= MIN_SECRET_CHARS:
-            found.add(text)
-    return sorted(found, key=len, reverse=True)
-
-
-def masked(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, MASK)
-    return text
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _cleared(value: Any, secrets: list[str]) -> Any:
-    if isinstance(value, dict):
-        return {
-            masked(str(k), secrets): _cleared(v, secrets)
-            for k, v in value.items()
-            if k != "configuration"
-        }
-    if isinstance(value, list):
-        return [_cleared(v, secrets) for v in value]
-    if isinstance(value, str):
-        # A lone surrogate (JSON can spell one) cannot be encoded for any database or response.
-        return masked(_LONE_SURROGATE.sub("\ufffd", value), secrets)
-    if secrets and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return MASK if json.dumps(value) in secrets else value
-    return value
-
-
-def without_credentials(run: TestRun, configuration: dict[str, Any] | None) -> TestRun:
-    """``run`` with no ``configuration`` key in any state and every credential value of
-    ``configuration`` replaced by ``***`` in every field; lone surrogates replaced."""
-    data = _cleared(run.model_dump(mode="json"), credential_values(configuration))
-    return TestRun.model_validate(data)
 
 
 # -- "fix it" -----------------------------------------------------------------------
