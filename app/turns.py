@@ -14,43 +14,39 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agents.budget import MessageTooLongError, check_message
-from agents.events import (
-    ConfirmEvent,
-    MessageEvent,
-    PlanProposedEvent,
-    ProposalEvent,
-    RouteEvent,
-    TurnCompletedEvent,
-)
 from agents.models.base import ChatModel, ModelRole
-from agents.review import ReviewError, StaleProposalError, replay
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, TurnRuntime, TurnTestRuns
 from agents.state import TurnInput
 from agents.tracing import Tracer
 from agents.usage import UsageLedger
+from app.answers import answer_confirmation, answer_proposal
 from app.auth import Principal
 from app.bus.base import LockHandle, TurnLock
 from app.errors import ConflictError, NotFoundError
 from app.offload import off_loop
 from app.publishing import Publisher, StoreCommitter
 from app.store import SessionRecord, Store
-from app.store.models import TurnStatus
-from app.turn_records import finished_if_setup_fails, record_start
-from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame, event_frame
+from app.turn_records import (
+    AT_LAST_VERSION,
+    Send,
+    finished_if_setup_fails,
+    record_start,
+    relay_events,
+)
+from app.warm import WarmDocuments
+from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
 from tools.errors import PlanwrightError
 
 log = logging.getLogger(__name__)
-Send = Callable[[ServerFrame], Awaitable[None]]
 
 
 class BusyError(ConflictError):
@@ -103,7 +99,7 @@ class TurnService:
         self.aids: TurnAids | None = None
         """Set by the service once the test-run service exists (``app.services``)."""
         self._tasks: set[asyncio.Task[None]] = set()
-        self._warm: OrderedDict[str, tuple[WorkflowDocument, int]] = OrderedDict()
+        self._warm = WarmDocuments()
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run a turn in the background; it outlives the socket that started it."""
@@ -117,7 +113,7 @@ class TurnService:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    async def _runtime(
+    async def turn_runtime(
         self, session: SessionRecord, principal: Principal, yaml: str, version: int
     ) -> TurnRuntime:
         workflow_id = workflow_of(session)
@@ -130,12 +126,10 @@ class TurnService:
             prompt_loader=self.prompt_loader,
             test_runs=None if self.aids is None else self.aids.for_turn(session, principal),
         )
-        warm = self._warm.pop(workflow_id, None)
-        # Reuse the document the last turn (or REST) left parsed (a 200-step workflow
-        # takes ~150 ms to parse), but only if it is exactly the committed text (its
-        # emitted text is cached: comparing costs no emission).
-        if warm is not None and warm[1] == version and warm[0].to_yaml() == yaml:
-            runtime.adopt(warm[0], version)
+        # Reuse the document the last turn (or REST) left parsed (app.warm).
+        warm = self._warm.take(workflow_id, yaml, version)
+        if warm is not None:
+            runtime.adopt(warm, version)
         else:  # parse it now, off the event loop, rather than in the graph's first node
             await off_loop(runtime.document, yaml, version)
         return runtime
@@ -144,10 +138,7 @@ class TurnService:
         """Offer ``doc``, parsed at committed ``version``, to the next turn on the
         workflow (REST create, import, PUT and revert pass theirs along), so that turn
         neither parses nor emits it again. Hand over a document nothing else touches."""
-        self._warm[workflow_id] = (doc, version)
-        self._warm.move_to_end(workflow_id)
-        while len(self._warm) > WARM_DOCUMENTS:
-            self._warm.popitem(last=False)
+        self._warm.keep(workflow_id, doc, version)
 
     def forget_parsed(self, workflow_id: str) -> None:
         """Drop the document kept for ``workflow_id`` (it is about to be replaced).
@@ -155,9 +146,9 @@ class TurnService:
         Freeing a parsed 200-step document takes ~3 ms of the event loop. Done here,
         before the commit that replaces it, rather than by :meth:`keep_parsed` just
         after, that time is not spent while the new version fans out to watchers."""
-        self._warm.pop(workflow_id, None)
+        self._warm.forget(workflow_id)
 
-    def _keep_warm(self, workflow_id: str, runtime: TurnRuntime) -> None:
+    def keep_warm(self, workflow_id: str, runtime: TurnRuntime) -> None:
         live = runtime.live_document()
         if live is not None:
             self.keep_parsed(workflow_id, *live)
@@ -190,7 +181,11 @@ class TurnService:
         """Run ``work`` holding ``key``'s turn lock; the frame it returns (or the error
         frame for how it failed) is sent once the lock is released, so a client that
         starts its next turn on that frame never finds its own lock still held."""
-        handle = await self.take_lock(key, send, what=what)
+        try:
+            handle = await self.take_lock(key, send, what=what)
+        except asyncio.CancelledError:
+            await send(error_frame("cancelled", _CANCELLED_BEFORE_START, turn_id))
+            raise
         if handle is None:
             return
         last: ServerFrame | None = None
@@ -218,7 +213,12 @@ class TurnService:
             await send(error_frame(exc.code, exc.message))
             return
 
-        if await self.open_proposal(session.id) is not None:
+        try:
+            pending = await self.open_proposal(session.id)
+        except asyncio.CancelledError:  # cancelled before it took the lock: nothing ran
+            await send(error_frame("cancelled", _CANCELLED_BEFORE_START))
+            raise
+        if pending is not None:
             await send(
                 error_frame(
                     "proposal_pending",
@@ -235,7 +235,9 @@ class TurnService:
                     turn, session_id=session.id, user_id=request.principal.subject
                 )
                 runtime = trace.runtime(
-                    await self._runtime(session, request.principal, turn["yaml"], turn["version"])
+                    await self.turn_runtime(
+                        session, request.principal, turn["yaml"], turn["version"]
+                    )
                 )
             events = trace.wrap(self.runner.start(turn, runtime))
             last = await self.relay(events, turn["turn_id"], session, send, runtime.usage)
@@ -243,21 +245,16 @@ class TurnService:
             if turn.get("review") and live is not None and live[1] != turn["version"]:
                 # The parsed document is the draft, never a version: parse the head again
                 # in the background, so accepting the proposal finds it parsed.
-                self.spawn(self._warm_head(workflow_id, turn["yaml"], turn["version"]))
+                self.spawn(
+                    self._warm.parse_and_keep(
+                        workflow_id, turn["yaml"], turn["version"], self.config.max_yaml_bytes
+                    )
+                )
             else:
-                self._keep_warm(workflow_id, runtime)
+                self.keep_warm(workflow_id, runtime)
             return last
 
-        await self.under_lock(workflow_id, send, work, cancelled=_AT_LAST_VERSION)
-
-    async def _warm_head(self, workflow_id: str, yaml: str, version: int) -> None:
-        try:
-            doc = await off_loop(_parsed, yaml, self.config.max_yaml_bytes)
-        except Exception:  # only a cache: the next turn parses it itself
-            log.warning("could not keep workflow %s parsed", workflow_id, exc_info=True)
-            return
-        if workflow_id not in self._warm:  # nothing newer was kept meanwhile
-            self.keep_parsed(workflow_id, doc, version)
+        await self.under_lock(workflow_id, send, work, cancelled=AT_LAST_VERSION)
 
     async def _begin(self, request: TurnRequest) -> TurnInput:
         """Record the turn and the user's message; the graph's input."""
@@ -315,90 +312,8 @@ class TurnService:
         accepted: list[str],
         send: Send,
     ) -> None:
-        """Answer a proposal (DESIGN §5c): apply the ``accepted`` changes on the head as one
-        version, or none. A dependent answer is refused and the proposal stays open; a
-        stale one closes it. Nothing is committed unless every accepted change applies."""
-        workflow_id = workflow_of(session)
-        found = await self.open_proposal(session.id)
-        if found is None or found[1]["request_id"] != request_id:
-            await send(
-                error_frame("no_pending_proposal", f"No proposal is waiting for {request_id!r}.")
-            )
-            return
-        if session.read_only or not principal.can_edit:
-            await send(error_frame("read_only", "This session cannot apply changes."))
-            return
-        paused_id = found[0]
-
-        async def work() -> ServerFrame | None:
-            state = await self.runner.state(paused_id)
-            workflow = await self.store.get_workflow(workflow_id)
-            if workflow is None:
-                raise NotFoundError("The workflow no longer exists.")
-            # The head as the next turn would get it: parsed already when it is warm.
-            runtime = await self._runtime(session, principal, workflow.yaml, workflow.version)
-            live = runtime.live_document()
-            assert live is not None  # _runtime always leaves the head parsed
-            try:  # before the answer is recorded: a refused answer can be given again
-                done = await off_loop(
-                    replay,
-                    base_yaml=state["base_yaml"],
-                    head=live[0],
-                    moved=workflow.version != state["base_version"],
-                    draft=state.get("draft") or [],
-                    accepted=accepted,
-                    ctx=self.tools,
-                    max_bytes=self.config.max_yaml_bytes,
-                )
-            except ReviewError as exc:
-                runtime.forget_document()  # the replay may have changed the parsed head
-                if isinstance(exc, StaleProposalError):  # the proposal is closed
-                    await self.store.answer_confirmation(
-                        paused_id,
-                        request_id,
-                        approved=False,
-                        answered_by=principal.author,
-                        feedback=_accepted_note(accepted),
-                    )
-                    await self.store.finish_turn(paused_id, status="failed", error_code=exc.code)
-                    await self.runner.forget(paused_id)
-                changes = exc.details.get("changes")
-                return error_frame(exc.code, exc.message, paused_id, changes=changes)
-            await self.store.answer_confirmation(
-                paused_id,
-                request_id,
-                approved=bool(accepted),
-                answered_by=principal.author,
-                feedback=_accepted_note(accepted),
-            )
-            await self.store.update_turn_status(paused_id, "running")
-            async with finished_if_setup_fails(self.store, paused_id):
-                trace = self.tracer.turn(
-                    state, session_id=session.id, user_id=principal.subject, tags=["reviewed"]
-                )
-                runtime = trace.runtime(runtime)
-                earlier = await self.store.list_model_calls(paused_id)
-                runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
-                # Emitted incrementally by the replay's edits: no emission of the whole.
-                yaml = await off_loop(done.doc.to_yaml) if done.applied else workflow.yaml
-            answer = {
-                "accepted": accepted,
-                "applied": done.applied,
-                "yaml": yaml,
-                "name": done.doc.name,
-                "changes": [c.as_dict() for c in done.changes],
-                "head_version": workflow.version,
-            }
-            events = trace.wrap(
-                self.runner.resume(paused_id, bool(accepted), runtime, answer=answer)
-            )
-            last = await self.relay(events, paused_id, session, send, runtime.usage)
-            self._keep_warm(workflow_id, runtime)
-            return last
-
-        await self.under_lock(
-            workflow_id, send, work, doing="apply", turn_id=paused_id, cancelled=_AT_LAST_VERSION
-        )
+        """Answer a proposal (DESIGN §5c); see :func:`app.answers.answer_proposal`."""
+        await answer_proposal(self, session, principal, request_id, accepted, send)
 
     async def resume(
         self,
@@ -410,138 +325,16 @@ class TurnService:
         *,
         feedback: str | None = None,
     ) -> None:
-        workflow_id = workflow_of(session)
-        turn = await self.store.paused_turn(session.id)
-        pending = await self.runner.pending_confirmation(turn.id) if turn else None
-        if turn is None or pending is None or pending["request_id"] != request_id:
-            await send(
-                error_frame("no_pending_confirmation", f"Nothing is waiting for {request_id!r}.")
-            )
-            return
-        if "proposal" in pending:
-            await send(
-                error_frame(
-                    "proposal_pending",
-                    "This is a proposal: answer it with a review (the changes to accept).",
-                )
-            )
-            return
-        paused_id = turn.id
-
-        async def work() -> ServerFrame | None:
-            # The answer is on record before anything acts on it.
-            await self.store.answer_confirmation(
-                paused_id,
-                request_id,
-                approved=approved,
-                answered_by=principal.author,
-                feedback=feedback,
-            )
-            state = await self.runner.state(paused_id)
-            workflow = await self.store.get_workflow(workflow_id)
-            if workflow is None or workflow.version != state.get("version"):
-                await self.store.finish_turn(paused_id, status="failed", error_code="stale")
-                await self.runner.forget(paused_id)
-                return error_frame(
-                    "stale_confirmation",
-                    "The workflow changed while this was waiting; nothing was removed. Ask again.",
-                    paused_id,
-                )
-            await self.store.update_turn_status(paused_id, "running")
-            async with finished_if_setup_fails(self.store, paused_id):
-                trace = self.tracer.turn(
-                    state, session_id=session.id, user_id=principal.subject, tags=["resumed"]
-                )
-                runtime = trace.runtime(
-                    await self._runtime(session, principal, workflow.yaml, workflow.version)
-                )
-                # The turn's totals (turn.completed, the row) include the calls before the pause.
-                earlier = await self.store.list_model_calls(paused_id)
-                runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
-            events = trace.wrap(self.runner.resume(paused_id, approved, runtime, feedback=feedback))
-            last = await self.relay(events, paused_id, session, send, runtime.usage)
-            self._keep_warm(workflow_id, runtime)
-            return last
-
-        await self.under_lock(
-            workflow_id, send, work, doing="resume", turn_id=paused_id, cancelled=_AT_LAST_VERSION
+        """Answer a paused turn's confirmation; see :func:`app.answers.answer_confirmation`."""
+        await answer_confirmation(
+            self, session, principal, request_id, approved, send, feedback=feedback
         )
 
     async def relay(
         self, events: Any, turn_id: str, session: SessionRecord, send: Send, usage: UsageLedger
     ) -> ServerFrame | None:
-        """Relay a turn's events, recording what they mean in the store.
-
-        The turn's last frame (``turn.completed``, ``confirm.required`` or an
-        ``error``) is returned instead of sent: the caller sends it once the
-        workflow's lock is released. However the run ends (paused, completed,
-        failed, cancelled) the model calls it made, the prompts it used and its
-        route are stored with the turn.
-        """
-        stored_message = False
-        route: str | None = None
-        last: ServerFrame | None = None
-
-        async def finish(status: TurnStatus, **outcome: Any) -> None:
-            calls = usage.unsaved()
-            await self.store.finish_turn(
-                turn_id, status=status, route=route, calls=calls, prompts=usage.prompts, **outcome
-            )
-            usage.mark_saved(len(calls))  # only once stored: a failed write is retried below
-
-        try:
-            async for event in events:
-                frame = event_frame(event, turn_id=turn_id, workflow_id=session.workflow_id)
-                if isinstance(event, RouteEvent):
-                    route = event.destination
-                elif isinstance(event, MessageEvent):
-                    # Stored before it is sent: a reload shows what the socket showed.
-                    await self.store.add_message(session.id, "assistant", event.text, turn_id)
-                    stored_message = True
-                elif isinstance(event, (ConfirmEvent, PlanProposedEvent, ProposalEvent)):
-                    await self.store.record_confirmation(
-                        turn_id,
-                        session_id=session.id,
-                        request_id=event.request_id,
-                        question=event.question,
-                    )
-                    await finish("paused")
-                    last = frame
-                    continue
-                elif isinstance(event, TurnCompletedEvent):
-                    if not stored_message:  # a turn that ended without a final message
-                        await self.store.add_message(session.id, "assistant", "", turn_id)
-                    await finish(
-                        "completed", tool_rounds=event.tool_rounds, duration_ms=event.duration_ms
-                    )
-                    last = frame
-                    continue
-                await send(frame)
-        except asyncio.CancelledError:
-            await finish("cancelled", error_code="cancelled")
-            raise
-        except PlanwrightError as exc:
-            await finish("failed", error_code=exc.code)
-            return error_frame(exc.code, _sentence(exc.message) + _AT_LAST_VERSION, turn_id)
-        except Exception:
-            log.exception("turn %s failed", turn_id)
-            await finish("failed", error_code="internal_error")
-            return error_frame(
-                "internal_error", "The turn failed unexpectedly." + _AT_LAST_VERSION, turn_id
-            )
-        return last
-
-
-def _parsed(yaml: str, max_bytes: int) -> WorkflowDocument:
-    """``yaml`` parsed, its text emitted once (cached) so comparing it later is free."""
-    doc = WorkflowDocument.from_yaml(yaml, max_bytes=max_bytes)
-    doc.to_yaml()
-    return doc
-
-
-def _accepted_note(accepted: list[str]) -> str:
-    """How a review answer is kept with the turn's confirmations."""
-    return "accepted: " + (", ".join(accepted) if accepted else "none")
+        """A turn's events relayed and recorded: :func:`app.turn_records.relay_events`."""
+        return await relay_events(self.store, events, turn_id, session, send, usage)
 
 
 def workflow_of(session: SessionRecord) -> str:
@@ -554,10 +347,4 @@ def workflow_of(session: SessionRecord) -> str:
     return session.workflow_id
 
 
-_AT_LAST_VERSION = " The workflow is at its last saved version."
-WARM_DOCUMENTS = 64  # parsed documents kept between turns, most recently used
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    return text if text.endswith((".", "!", "?")) else text + "."
+_CANCELLED_BEFORE_START = "The turn was cancelled before it started; nothing changed."

@@ -176,7 +176,7 @@ def test_a_turn_cancelled_before_its_graph_starts_is_finished_not_left_running(
         await asyncio.sleep(30)  # a cold parse, cancelled long before it ends
         raise AssertionError("not reached")
 
-    monkeypatch.setattr(services.turns, "_runtime", slow_runtime)
+    monkeypatch.setattr(services.turns, "turn_runtime", slow_runtime)
     workflow = create_workflow(client)
     session = create_session(client, workflow["id"])
     with connect(client, session["id"]) as ws:
@@ -196,7 +196,7 @@ def test_a_turn_whose_set_up_fails_is_finished_as_failed(
     async def broken_runtime(*args: object, **kwargs: object) -> object:
         raise RuntimeError("could not parse")
 
-    monkeypatch.setattr(services.turns, "_runtime", broken_runtime)
+    monkeypatch.setattr(services.turns, "turn_runtime", broken_runtime)
     workflow = create_workflow(client)
     session = create_session(client, workflow["id"])
     with connect(client, session["id"]) as ws:

@@ -216,9 +216,12 @@ def test_read_only_session_cannot_mutate_through_any_frame(
         ws.send_json(turn("delete check coverage"))
         frames = until(ws, "turn.completed")
     assert not any(f["type"] == "workflow" for f in frames)
+    # Reading, previewing a change on a copy and test-running change nothing.
     assert {t["name"] for t in model.requests[-1].tools} == {
         "inspect_job_code",
         "search_documentation",
+        "preview_change",
+        "test_run",
     }
     stored = client.get(f"/v1/workflows/{workflow_id}", headers=auth(EDITOR)).json()
     assert stored["version"] == 1
