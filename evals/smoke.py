@@ -1,7 +1,9 @@
 """The CI eval smoke run: scripted + offline scenarios against ``evals/baseline.json``.
 
-Fails (exit 1) when a model's pass rate drops below its committed baseline;
-names the scenarios that passed in the baseline and fail now. No network: no
+Fails (exit 1) when a model's pass rate drops below its committed baseline
+(naming the scenarios that passed in the baseline and fail now), or when a
+scenario's final workflow ran in OpenFn's runtime without ``expect.runs`` (every
+scenario whose adaptors are installed here gives a sample and its path). No network: no
 judge, no Langfuse. ``python -m evals.smoke --update`` rewrites the baseline
 (do it deliberately, in the commit that changes the pass rate).
 """
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evals.graders.runtime import NAME as RUNTIME_GRADER
 from evals.runner import EvalOptions, EvalRun, Progress, run_eval, summary
 from evals.scenario import EVALS_DIR, load_scenarios
 
@@ -75,6 +78,25 @@ def check(runs: dict[str, EvalRun], baseline: dict[str, Any]) -> list[str]:
     return problems
 
 
+def smoke_only(runs: dict[str, EvalRun]) -> list[str]:
+    """Scenarios whose final workflow ran in OpenFn's runtime (``runs_in_openfn`` neither
+    skipped nor left out: every adaptor installed here) on a bare smoke run, i.e. with no
+    ``expect.runs``: each such scenario must say which sample takes which path."""
+    found = []
+    for model, run in runs.items():
+        for result in run.results:
+            if result.scenario.expect.runs:
+                continue
+            ran = any(
+                g.name == RUNTIME_GRADER and not g.skipped for r in result.runs for g in r.grades
+            )
+            if ran:
+                found.append(
+                    f"{model}: {result.scenario.id} ran in @openfn/runtime without expect.runs"
+                )
+    return found
+
+
 def failures(run: EvalRun) -> list[str]:
     lines = []
     for result in run.results:
@@ -104,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.baseline.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.baseline}")
         return 0
-    problems = check(runs, json.loads(args.baseline.read_text(encoding="utf-8")))
+    problems = check(runs, json.loads(args.baseline.read_text(encoding="utf-8"))) + smoke_only(runs)
     for problem in problems:
         print(problem, file=sys.stderr)
     return 1 if problems else 0

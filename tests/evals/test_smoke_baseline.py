@@ -7,13 +7,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from evals.scenario import load_scenarios
-from evals.smoke import BASELINE, SMOKE_MODELS, check, failures, run_smoke
+from evals.smoke import BASELINE, SMOKE_MODELS, check, failures, run_smoke, smoke_only
 
 
 async def test_pass_rates_do_not_drop_below_the_committed_baseline() -> None:
     baseline = json.loads(BASELINE.read_text(encoding="utf-8"))
     runs = await run_smoke()
-    problems = check(runs, baseline)
+    # Every scenario whose workflow runs here (its adaptors installed) declares its runs.
+    problems = check(runs, baseline) + smoke_only(runs)
     details = "\n".join(line for run in runs.values() for line in failures(run))
     assert problems == [], "\n".join(problems) + "\n" + details
 
@@ -41,3 +42,24 @@ def test_the_baseline_counts_every_plan_scenario() -> None:
         counted = set(baseline[model]["passing"]) | set(baseline[model]["failing"])
         assert plans <= counted, (model, sorted(plans - counted))
         assert any(c.startswith("plan") for c in baseline[model]["categories"]), model
+
+
+def test_smoke_only_names_a_run_without_declared_runs() -> None:
+    def result(sid: str, runs: list[str], grade: Any) -> SimpleNamespace:
+        scenario = SimpleNamespace(id=sid, expect=SimpleNamespace(runs=runs))
+        return SimpleNamespace(scenario=scenario, runs=[SimpleNamespace(grades=[grade])])
+
+    def grade(skipped: bool) -> SimpleNamespace:
+        return SimpleNamespace(name="runs_in_openfn", skipped=skipped)
+
+    run: Any = SimpleNamespace(
+        results=[
+            result("smoke", [], grade(False)),
+            result("declared", ["a run"], grade(False)),
+            result("not-installed", [], grade(True)),
+            result("unchanged", [], SimpleNamespace(name="completed", skipped=False)),
+        ]
+    )
+    assert smoke_only({"offline": run}) == [
+        "offline: smoke ran in @openfn/runtime without expect.runs"
+    ]
