@@ -8,7 +8,8 @@ The front door for the service, the chat tool, the evals and the tests::
     run = await runner.run(doc_yaml, RunRequest(input={...}, responses=[...]),
                            run_id="r1", on_progress=send)
 
-``LocalRunner`` (``local``) starts one node subprocess per run with ``node/run.mjs``:
+``LocalRunner`` (``local``; the process itself in ``process``) starts one node
+subprocess per run with ``node/run.mjs``:
 the pinned npm ``@openfn/runtime`` with the real adaptors (``node/package.json`` +
 the committed ``package-lock.json``, installed by ``install``), every HTTP request
 answered from the run's samples inside node, every socket refused. ``report`` turns

@@ -14,7 +14,10 @@ package, ``agents``, the store); it reads documents with the tools' pure
 helpers, as every client may.
 
 - ``command``: the ``chat`` subcommand, :func:`run_chat` and choosing a workflow;
-- ``session``: :class:`ChatClient`, one session's loop (commands, turns, frames);
+- ``session``: :class:`ChatClient`, one session's loop, made of ``state`` (what the
+  client holds), ``slash`` (the commands), ``turns`` (a turn, its confirmations and
+  proposals), ``run_commands`` (``/run``, ``/fix``, ``/errors``) and ``frames``
+  (receiving, reconnecting, each frame's effect);
 - ``plan``: plan mode (a proposed plan, its review, build progress);
 - ``review``: review mode (a proposal's changes, impact and diff, the answer to it);
 - ``runs``: test runs (the files ``/run`` sends, progress, the result, ``/fix``'s errors);
