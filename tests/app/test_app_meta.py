@@ -51,7 +51,8 @@ def test_tool_definitions_respect_read_only(tmp_path: Path) -> None:
         everything = {t["name"] for t in client.get("/v1/tools").json()}
         read_only = {t["name"] for t in client.get("/v1/tools?read_only=true").json()}
     assert "add_jobs" in everything
-    assert read_only == {"inspect_job_code", "search_documentation"}
+    # Reading, a change previewed on a copy and a test run: none of them changes anything.
+    assert read_only == {"inspect_job_code", "search_documentation", "preview_change", "test_run"}
 
 
 def test_settings_keep_secrets_secret() -> None:

@@ -17,7 +17,7 @@ import pytest
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from app.api import meta, projects, sessions, web, workflows
+from app.api import meta, projects, runs, sessions, web, workflows
 from app.auth import Authenticator
 from app.deps import EditorDep, PrincipalDep
 from app.early_auth import EarlyAuth
@@ -267,13 +267,17 @@ def _http_routes() -> list[tuple[str, str, bool]]:
         ("GET", "/v1/projects/x/export"),
         ("POST", "/v1/sessions"),
         ("GET", "/v1/sessions/x"),
+        ("POST", "/v1/sessions/x/review"),
+        ("POST", "/v1/workflows/x/runs"),
+        ("GET", "/v1/workflows/x/runs"),
+        ("GET", "/v1/runs/x"),
     }
     routes = []
-    for module in (meta, workflows, projects, sessions, web):
+    for module in (meta, workflows, projects, sessions, runs, web):
         for route in module.router.routes:
             for method in sorted(getattr(route, "methods", None) or {"GET"}):
                 path = getattr(route, "path", "/")
-                for name in ("workflow_id", "project_id", "session_id"):
+                for name in ("workflow_id", "project_id", "session_id", "run_id"):
                     path = path.replace("{" + name + "}", "x")
                 path = path.replace("{version}", "1")
                 if path == "/static":
