@@ -102,7 +102,7 @@ async def test_disconnecting_asks_with_the_connection_and_what_stops() -> None:
     paused = await run(model, "disconnect notify from archive", yaml=LONG_YAML)
     assert paused.last["question"] == (
         "The assistant wants to disconnect the steps. 'Archive referral' would no longer run "
-        "(no trigger would reach it). The connection 'Notify clinic' → 'Archive referral' "
+        "(no trigger would reach it). The connection from 'Notify clinic' to 'Archive referral' "
         "would be removed. Go ahead?"
     )
 

@@ -234,7 +234,7 @@ def test_inserting_a_step_has_no_impact(ctx: ToolContext) -> None:
             ],
             [
                 "'Schedule appointment' would no longer run (no trigger would reach it).",
-                "The connection 'Notify clinic' → 'Schedule appointment' would be removed.",
+                "The connection from 'Notify clinic' to 'Schedule appointment' would be removed.",
             ],
             id="disconnect-last",
         ),
@@ -256,7 +256,7 @@ def test_inserting_a_step_has_no_impact(ctx: ToolContext) -> None:
             [
                 "'Notify clinic' and 1 more step would no longer run: 'Schedule appointment' "
                 "(no trigger would reach them).",
-                "The connection 'Attach documents' → 'Notify clinic' would be disabled.",
+                "The connection from 'Attach documents' to 'Notify clinic' would be disabled.",
             ],
             id="disable",
         ),
@@ -267,7 +267,7 @@ def test_inserting_a_step_has_no_impact(ctx: ToolContext) -> None:
                     {"edges": [{"source": "submit-prior-auth", "target": "attach-documents"}]},
                 )
             ],
-            ["The connection 'Submit prior auth' → 'Attach documents' would be removed."],
+            ["The connection from 'Submit prior auth' to 'Attach documents' would be removed."],
             id="disconnect-join",  # Attach documents is still reached: only the edge is named
         ),
         pytest.param(
@@ -292,7 +292,9 @@ def test_inserting_a_step_has_no_impact(ctx: ToolContext) -> None:
             ],
             [
                 "'Pull referral' would no longer run (no trigger would reach it).",
-                "The connection the webhook trigger → 'Pull referral' would be removed.",
+                # The edge stays (same id), pointed elsewhere: said so, not "removed".
+                "The connection from the webhook trigger to 'Pull referral' would go to "
+                "'Check insurance' instead.",
             ],
             id="retarget-trigger",
         ),
@@ -317,7 +319,7 @@ def test_a_failure_branch_rerouted_through_a_success_path_is_lost(ctx: ToolConte
         ("add_edges", {"edges": [{"source": "verify-coverage", "target": "alert-staff"}]}),
     )
     assert result.unreachable_steps == ()
-    assert [e.label for e in result.removed_edges] == ["'Check insurance' → 'Alert staff'"]
+    assert [e.label for e in result.removed_edges] == ["from 'Check insurance' to 'Alert staff'"]
 
 
 def test_moving_a_step_names_the_order_it_breaks(ctx: ToolContext) -> None:
@@ -347,7 +349,9 @@ def test_moving_a_step_names_the_order_it_breaks(ctx: ToolContext) -> None:
     assert result.unreachable_steps == () and result.removed_steps == ()
     # Attach documents still leads to Notify clinic (through Schedule appointment); Notify
     # clinic no longer leads to Schedule appointment.
-    assert [e.label for e in result.removed_edges] == ["'Notify clinic' → 'Schedule appointment'"]
+    assert [e.label for e in result.removed_edges] == [
+        "from 'Notify clinic' to 'Schedule appointment'"
+    ]
 
 
 TWO_TRIGGERS = """\

@@ -55,14 +55,17 @@ class TriggerRef:
 
 @dataclass(frozen=True)
 class EdgeRef:
-    """A connection between two nodes, named by its ends ("'A' → 'B'")."""
+    """A connection between two nodes, named by its ends ("from 'A' to 'B'")."""
 
     source: str
     """The source's key (a step or a trigger), after the change."""
     target: str
     """The target step's key, after the change."""
     label: str
-    """'Source' → 'Target' in display names (a trigger as 'the webhook trigger')."""
+    """"from 'Source' to 'Target'" in display names (a trigger as 'the webhook trigger')."""
+    goes_to: str | None = None
+    """For a connection that stays but points elsewhere (same id, another target): the
+    new target's display name; ``None`` for a connection removed."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,8 @@ class Impact:
     although one did before (never steps that were unreachable already)."""
     removed_edges: tuple[EdgeRef, ...] = ()
     """Enabled connections between steps (or a trigger and a step) that both stay, whose
-    target would no longer follow their source on the same condition."""
+    target would no longer follow their source on the same condition (``goes_to`` set
+    when the connection itself stays, pointed at another step)."""
     disabled_edges: tuple[EdgeRef, ...] = ()
     """Enabled connections that would still exist but only disabled."""
     trigger_type_changes: tuple[TriggerTypeChange, ...] = ()
@@ -123,8 +127,12 @@ class Impact:
             out.append(
                 _steps_sentence(self.unreachable_steps, "would no longer run", reason=reason)
             )
-        if self.removed_edges:
-            out.append(_edges_sentence(self.removed_edges, "removed"))
+        gone = [e for e in self.removed_edges if e.goes_to is None]
+        if gone:
+            out.append(_edges_sentence(gone, "removed"))
+        for edge in self.removed_edges:
+            if edge.goes_to is not None:
+                out.append(f"The connection {edge.label} would go to {edge.goes_to} instead.")
         if self.disabled_edges:
             out.append(_edges_sentence(self.disabled_edges, "disabled"))
         return out
@@ -170,6 +178,7 @@ def impact(
     for edge in after.edges.values():
         after_pairs[(edge.source, edge.target_job)].append(edge)
     follows = _Follows(after)
+    after_by_id = {e.id: e for e in after.edges.values() if e.id is not None}
     for edge in before.edges.values():
         if not edge.enabled or edge.source not in nodes or edge.target_job not in jobs:
             continue  # a disabled edge ran nothing; a removed end's removal says it
@@ -179,13 +188,15 @@ def impact(
         now = after_pairs.get(pair, [])
         if any(e.enabled for e in now):
             continue
-        ref = EdgeRef(
-            pair[0], pair[1], f"{_node_label(after, pair[0])} → {_node_label(after, pair[1])}"
-        )
+        label = f"from {_node_label(after, pair[0])} to {_node_label(after, pair[1])}"
         if now:
-            disabled_edges[pair] = ref
+            disabled_edges[pair] = EdgeRef(pair[0], pair[1], label)
         elif not follows(pair[0], pair[1], _condition(edge)):
-            removed_edges[pair] = ref
+            moved = after_by_id.get(edge.id) if edge.id is not None else None
+            goes_to = None
+            if moved is not None and moved.enabled and moved.target_job != pair[1]:
+                goes_to = _node_label(after, moved.target_job)
+            removed_edges[pair] = EdgeRef(pair[0], pair[1], label, goes_to)
 
     return Impact(
         removed_steps=removed_steps,
@@ -296,5 +307,7 @@ def _steps_sentence(
 
 
 def _edges_sentence(edges: Sequence[EdgeRef], done: str) -> str:
+    """ "The connection from 'A' to 'B' would be removed." (a trigger reads "from the
+    webhook trigger to 'B'")."""
     noun = "The connection" if len(edges) == 1 else "The connections"
     return f"{noun} {_names(e.label for e in edges)} would be {done}."

@@ -193,7 +193,7 @@ CASES = [
         ),
         says=(
             "'Check coverage' and 2 more steps would no longer run: 'Send email', 'Send SMS'",
-            "The connection 'Get referrals' → 'Check coverage' would be removed.",
+            "The connection from 'Get referrals' to 'Check coverage' would be removed.",
         ),
         unchanged=True,
     ),
