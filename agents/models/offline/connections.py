@@ -27,7 +27,8 @@ _DISCONNECT = [
 ]
 _INSTEAD = [
     re.compile(
-        r"^(?:make\s+|have\s+|let\s+)?(?P<a>.+?)\s+(?:should\s+)?(?:go|goes|lead|leads|point|points"
+        r"^(?!(?:rename|relabel|retitle)\s)(?:make\s+|have\s+|let\s+)?(?P<a>.+?)\s+(?:should\s+)?"
+        r"(?:go|goes|lead|leads|point|points"
         r"|flow|flows|connect|connects|continue|continues)\s+(?:on\s+)?(?:to|at|into)\s+"
         r"(?P<c>.+?)\s+instead\s+of\s+(?P<b>.+)$",
         re.I,
@@ -58,7 +59,8 @@ _CONNECT = [
     ),
     (
         re.compile(
-            r"^(?:make\s+|have\s+)?(?P<body>.+?\s+(?:should\s+)?(?:go|goes|lead|leads|flow|flows"
+            r"^(?!(?:rename|relabel|retitle)\s)(?:make\s+|have\s+)?(?P<body>.+?\s+(?:should\s+)?"
+            r"(?:go|goes|lead|leads|flow|flows"
             r"|continue|continues)\s+(?:on\s+)?(?:to|into)\s+.+)$",
             re.I,
         ),

@@ -14,9 +14,24 @@ from collections.abc import Callable
 
 from agents.models.offline.adaptor_words import resolve_adaptor_word
 from agents.models.offline.conditions import Condition, parse_condition, require_clear
-from agents.models.offline.grammar import name_and_rest, oxford, split_at, unquote
+from agents.models.offline.grammar import (
+    QUOTED,
+    has_loose_quote,
+    name_and_rest,
+    oxford,
+    split_at,
+    unquote,
+)
 from agents.models.offline.plan import Outcome, Plan, Reply, call
-from agents.models.offline.references import Found, NeedsAnswer, Resolver, explain, is_vague
+from agents.models.offline.references import (
+    Ambiguous,
+    Found,
+    Missing,
+    NeedsAnswer,
+    Resolver,
+    explain,
+    is_vague,
+)
 from agents.models.offline.view import View
 from agents.models.offline.wiring import Graph
 from tools.catalogue.adaptors import load_catalogue
@@ -109,19 +124,48 @@ def rename(text: str, view: View, resolver: Resolver) -> Outcome | None:
     body = match.group("body") or match.group("body2")
     separator = r"to|as|into" if not _CALL_INSTEAD.match(text) else r"\S+"
     problem = None
+    readings: list[tuple[Found | Ambiguous, str, str]] = []
     for left, right in split_at(body, separator):
+        name, rest = name_and_rest(right)
+        if not name or (has_loose_quote(name) and not QUOTED.match(right)):
+            continue  # the name would be cut out of a quoted one
         result = resolver.resolve(left)
-        if isinstance(result, Found):
-            name, rest = name_and_rest(right)
-            return Plan(
-                [call("update_jobs", jobs=[{"key": result.key, "name": name}])],
-                f'Renaming "{view.name_of(result.key)}".',
-                rest,
-            )
-        problem = problem or result
+        if isinstance(result, Missing):
+            problem = problem or result
+        else:
+            readings.append((result, name, rest))
+    if len(readings) > 1:
+        raise NeedsAnswer(_which_rename(readings, view))
+    if readings:
+        result, name, rest = readings[0]
+        if isinstance(result, Ambiguous):
+            raise NeedsAnswer(explain(result, view))
+        return Plan(
+            [call("update_jobs", jobs=[{"key": result.key, "name": name}])],
+            f'Renaming "{view.name_of(result.key)}".',
+            rest,
+        )
     if problem is not None:
         raise NeedsAnswer(explain(problem, view))
     return None
+
+
+def _which_rename(readings: list[tuple[Found | Ambiguous, str, str]], view: View) -> Reply:
+    """More than one split of "rename A to B" names a step: ask which was meant."""
+    options = []
+    for result, name, _ in readings:
+        old = (
+            f'"{view.name_of(result.key)}"'
+            if isinstance(result, Found)
+            else oxford([f'"{view.name_of(k)}"' for k in result.keys], "or")
+        )
+        options.append(f'{old} to "{name}"')
+    example = options[-1].replace('"', "'")
+    return Reply(
+        f"Do you mean renaming {oxford(options, 'or')}? Put the names in quotes to say which, "
+        f'e.g. "rename {example}". Nothing was changed.',
+        asks=True,
+    )
 
 
 # --------------------------------------------------------------------------- adaptors

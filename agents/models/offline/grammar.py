@@ -105,12 +105,25 @@ def norm(text: str) -> str:
 
 
 def split_at(text: str, separator: str) -> Iterator[tuple[str, str]]:
-    """Every way to split ``text`` at a whole-word ``separator``, left-most first."""
+    """Every way to split ``text`` at a whole-word ``separator``, left-most first. A quoted
+    name is taken literally: no split falls inside quotes ("'Go to portal' to 'Open'")."""
     pattern = re.compile(rf"\s+(?:{separator})\s+", re.I)
+    inside = [(m.start(), m.end()) for m in QUOTED.finditer(text)]
     for match in pattern.finditer(text):
+        if any(start < match.start() < end for start, end in inside):
+            continue
         left, right = text[: match.start()].strip(), text[match.end() :].strip()
         if left and right:
             yield left, right
+
+
+_LOOSE_QUOTE = re.compile(r"\"|(?<![A-Za-z])'|'(?![A-Za-z])")
+
+
+def has_loose_quote(text: str) -> bool:
+    """A quote mark that is not an apostrophe ("payer's"): part of a quoted name, so a name
+    holding one was cut out of a longer quoted phrase."""
+    return bool(_LOOSE_QUOTE.search(text))
 
 
 # --------------------------------------------------------------------------- step names

@@ -21,7 +21,15 @@ from __future__ import annotations
 import re
 
 from agents.models.offline import spec_patterns as SP
-from agents.models.offline.grammar import norm, oxford, strip_polite, unquote
+from agents.models.offline.grammar import (
+    QUOTED,
+    has_loose_quote,
+    norm,
+    oxford,
+    split_at,
+    strip_polite,
+    unquote,
+)
 from agents.models.offline.schedule import find_schedule
 from agents.models.offline.spec import Refusal, read_spec
 from agents.models.offline.spec_layout import lookup, lookup_all
@@ -129,20 +137,25 @@ def _apply(workflows: list[PlannedWorkflow], part: str) -> list[PlannedWorkflow]
 def _rename(
     workflows: list[PlannedWorkflow], rest: str, part: str
 ) -> list[PlannedWorkflow] | Refusal:
-    for match in re.finditer(r"\s+to\s+", rest, re.I):
-        target = lookup(workflows, rest[: match.start()], feedback=True)
-        name = unquote(rest[match.end() :].strip())
-        if target is not None and name:
-            if len(name) > 100:
-                return Refusal(
-                    "That name is too long (100 characters at most); the plan is unchanged."
-                )
-            if any(norm(w.name) == norm(name) and w is not target for w in workflows):
-                return Refusal(
-                    f'Another workflow is already called "{name}"; the plan is unchanged.'
-                )
-            target.name = sanitise_name(name) or name
-            return workflows
+    readings = []
+    for left, right in split_at(rest, "to"):
+        target = lookup(workflows, left, feedback=True)
+        name = unquote(right)
+        if target is not None and name and not (has_loose_quote(name) and not QUOTED.match(right)):
+            readings.append((target, name))
+    if len(readings) > 1:
+        options = oxford([f'"{t.name}" to "{n}"' for t, n in readings], "or")
+        return Refusal(
+            f"Do you mean renaming {options}? Put the names in quotes to say which. The plan "
+            "is unchanged."
+        )
+    for target, name in readings:
+        if len(name) > 100:
+            return Refusal("That name is too long (100 characters at most); the plan is unchanged.")
+        if any(norm(w.name) == norm(name) and w is not target for w in workflows):
+            return Refusal(f'Another workflow is already called "{name}"; the plan is unchanged.')
+        target.name = sanitise_name(name) or name
+        return workflows
     named = rest.split(" to ")[0]
     if lookup(workflows, named, feedback=True) is None and " to " in rest:
         return _missing(workflows, named)
