@@ -16,6 +16,7 @@ from agents.models.offline.adaptor_words import resolve_adaptor_word
 from agents.models.offline.conditions import Condition, parse_condition, require_clear
 from agents.models.offline.grammar import (
     QUOTED,
+    fit_name,
     has_loose_quote,
     name_and_rest,
     oxford,
@@ -106,7 +107,8 @@ def rename(text: str, view: View, resolver: Resolver) -> Outcome | None:
     if match:
         raw = match.group("name") or match.group("name2") or match.group("name3")
         name, rest = name_and_rest(raw)
-        return Plan([call("update_workflow", name=name)], "Renaming the workflow.", rest)
+        fitted = fit_name(name) or name
+        return Plan([call("update_workflow", name=fitted)], "Renaming the workflow.", rest)
     key_match = _RENAME_KEY.match(text)
     if key_match:
         for left, right in split_at(key_match.group("body"), "to"):
@@ -129,6 +131,7 @@ def rename(text: str, view: View, resolver: Resolver) -> Outcome | None:
         name, rest = name_and_rest(right)
         if not name or (has_loose_quote(name) and not QUOTED.match(right)):
             continue  # the name would be cut out of a quoted one
+        name = fit_name(name) or name
         result = resolver.resolve(left)
         if isinstance(result, Missing):
             problem = problem or result

@@ -100,7 +100,7 @@ def name_and_rest(text: str) -> tuple[str, str]:
 
 def norm(text: str) -> str:
     """Lower-case words only: 'Check-coverage' -> 'check coverage'."""
-    ascii_text = sanitise_name(text.replace("'s ", " ").replace("_", " ").replace("-", " "))
+    ascii_text = sanitise_name(without_apostrophes(text).replace("_", " ").replace("-", " "))
     return " ".join(ascii_text.lower().split())
 
 
@@ -117,16 +117,35 @@ def split_at(text: str, separator: str) -> Iterator[tuple[str, str]]:
             yield left, right
 
 
-_LOOSE_QUOTE = re.compile(r"\"|(?<![A-Za-z])'|'(?![A-Za-z])")
+_LOOSE_QUOTE = re.compile(r"\"|(?<![A-Za-z])'")
 
 
 def has_loose_quote(text: str) -> bool:
-    """A quote mark that is not an apostrophe ("payer's"): part of a quoted name, so a name
-    holding one was cut out of a longer quoted phrase."""
+    """A double quote or an opening single quote (not an apostrophe: "payer's", "payers'
+    office"): a name holding one was cut out of a phrase that quotes a name."""
     return bool(_LOOSE_QUOTE.search(text))
 
 
 # --------------------------------------------------------------------------- step names
+
+_POSSESSIVE = re.compile(r"(?<=[A-Za-z])['’]s\b|(?<=[A-Za-z]s)['’](?![A-Za-z])")
+_INNER_APOSTROPHE = re.compile(r"(?<=[A-Za-z])['’](?=[A-Za-z])")
+
+
+def without_apostrophes(text: str) -> str:
+    """OpenFn names hold no apostrophes, and turning one into a space breaks the word
+    ("payer's" -> "payer s"): a possessive is dropped ("the patient's insurance" ->
+    "the patient insurance", "the payers' office" -> "the payers office"), any other
+    apostrophe joins its word ("don't" -> "dont")."""
+    return _INNER_APOSTROPHE.sub("", _POSSESSIVE.sub("", text))
+
+
+def fit_name(raw: str) -> str:
+    """A name the user gave, as OpenFn's name rule allows it (letters, digits, spaces, "-"
+    and "_"), without breaking possessives: "Check patient's insurance" -> "Check patient
+    insurance". '' when nothing of it is allowed."""
+    return sanitise_name(without_apostrophes(raw))
+
 
 SUBJECT = re.compile(
     r"^(?:(?:and|then|next|finally|first|firstly|second|secondly|lastly|last|also|after that"
@@ -164,9 +183,7 @@ def imperative(word: str) -> str:
 def step_name(phrase: str) -> str:
     """A short display name from a clause: 'I then check the insurance in Epic' ->
     'Check insurance in Epic'."""
-    text = unquote(phrase)
-    # "the patient's eligibility" -> "patient eligibility" (names keep no apostrophes).
-    text = re.sub(r"(?<=\w)'s\b|(?<=\ws)'(?=\s|$)", "", text)
+    text = without_apostrophes(unquote(phrase))
     text = SUBJECT.sub("", text).strip()
     text = _CUT.sub("", text).strip()
     words = [w for w in ARTICLES.sub("", text + " ").split() if w]

@@ -31,11 +31,10 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from agents.models.offline import spec_patterns as P
-from agents.models.offline.grammar import imperative, norm, oxford
+from agents.models.offline.grammar import fit_name, imperative, norm, oxford
 from agents.models.offline.schedule import describe_cron, find_schedule
 from agents.models.offline.sop_patterns import WEBHOOK as SOP_WEBHOOK
 from agents.models.offline.spec_layout import Problems, Section, blocks, lookup_all, split
-from tools.document.names import sanitise_name
 from tools.plan import (
     PlannedTrigger,
     PlannedWorkflow,
@@ -311,7 +310,7 @@ def _plan(
                 PlannedWorkflow(
                     key=section.key,
                     # The name the built workflow will have (a document rule).
-                    name=sanitise_name(section.name) or section.key,
+                    name=fit_name(section.name) or section.key,
                     purpose=_purpose(section),
                     trigger=section.trigger or PlannedTrigger(type="webhook"),
                     inputs=list(dict.fromkeys(inputs)),

@@ -23,6 +23,7 @@ import re
 from agents.models.offline import spec_patterns as SP
 from agents.models.offline.grammar import (
     QUOTED,
+    fit_name,
     has_loose_quote,
     norm,
     oxford,
@@ -33,7 +34,6 @@ from agents.models.offline.grammar import (
 from agents.models.offline.schedule import find_schedule
 from agents.models.offline.spec import Refusal, read_spec
 from agents.models.offline.spec_layout import lookup, lookup_all
-from tools.document.names import sanitise_name
 from tools.plan import PlannedTrigger, PlannedWorkflow, ProjectPlan, check_plan, leaf_first_order
 
 _WORKFLOW = r"(?:\s+(?:workflow|process))?"
@@ -154,7 +154,7 @@ def _rename(
             return Refusal("That name is too long (100 characters at most); the plan is unchanged.")
         if any(norm(w.name) == norm(name) and w is not target for w in workflows):
             return Refusal(f'Another workflow is already called "{name}"; the plan is unchanged.')
-        target.name = sanitise_name(name) or name
+        target.name = fit_name(name) or name
         return workflows
     named = rest.split(" to ")[0]
     if lookup(workflows, named, feedback=True) is None and " to " in rest:

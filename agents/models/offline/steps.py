@@ -13,7 +13,7 @@ import re
 
 from agents.models.offline.adaptor_words import find_adaptor, resolve_adaptor_word
 from agents.models.offline.edits import resolve_pair, split_condition
-from agents.models.offline.grammar import QUOTED, split_at, step_name, unquote
+from agents.models.offline.grammar import QUOTED, fit_name, split_at, step_name, unquote
 from agents.models.offline.plan import Outcome, Plan, Reply, call
 from agents.models.offline.plausibility import name_problem
 from agents.models.offline.references import (
@@ -94,6 +94,7 @@ def new_step(what: str) -> tuple[str, str]:
         else:
             name = step_name(bare)
         name = name[:1].upper() + name[1:]
+    name = fit_name(name) or name
     if adaptor is None:
         adaptor = find_adaptor(name)[0]
     return name, adaptor or "common"

@@ -466,7 +466,7 @@ def test_lists_of_dependencies_and_labelled_lines_of_several_sentences() -> None
 def test_a_known_name_with_punctuation_keeps_its_key() -> None:
     text = "## Provider's check!\n- Check it\n\n## Report\n- Send it\n"
     first = planned(text)
-    assert first.workflows[0].name == "Provider s check"  # as the document names it
+    assert first.workflows[0].name == "Provider check"  # no broken possessive ("Provider s")
     # The project was built with another key for it (e.g. renamed since, then back).
     workflows = [first.workflows[0].model_copy(update={"key": "vetting"}), first.workflows[1]]
     built = first.model_copy(update={"workflows": workflows, "order": ["vetting", "report"]})
