@@ -5,7 +5,10 @@ Every proposal starts a fresh conversation: the spec (or, when revising, the pla
 under review and the user's feedback) is in its one user message, so a revision
 never depends on tool traffic of earlier proposals. A plan that does not hold
 goes back to the model as an error result naming each problem, a few times at
-most; a reply without a plan is the turn's answer and changes nothing.
+most; a reply without a plan is the turn's answer and changes nothing. Feedback the
+planner does not act on leaves the plan under review: it is asked about again under a
+new request id (every question is its own confirmation), after a message saying what
+the planner made of the feedback.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from agents.budget import trim_history
-from agents.events import DeltaEvent
+from agents.events import DeltaEvent, MessageEvent
 from agents.models.base import ModelRequest, RequestContext
 from agents.nodes.stop_reasons import ask_planner, stop_text
 from agents.plan.runtime import PlanRuntime
@@ -36,6 +39,10 @@ NO_CHANGE = (
     "Nothing was rebuilt."
 )
 UNCHANGED_PLAN = "The plan is unchanged: approve it, adjust it, or reject it."
+BACK_TO_BUILT = (
+    "With that feedback the plan is the one this project was built from, so there is "
+    "nothing to change. Nothing was rebuilt."
+)
 NOT_CHECKED = "I could not put together a plan that holds, so nothing was proposed: "
 
 
@@ -112,7 +119,7 @@ async def propose_node(state: PlanState, runtime: Runtime[PlanRuntime]) -> dict[
         if stopped is not None or not uses:
             answer = stopped or response.text.strip()
             if revising:  # feedback not acted on: the same plan stays under review
-                return {"decision": None, "notice": answer}
+                return await _unchanged(rt, runtime, state, record, answer)
             return {"proposal": None, "final_text": answer}
         use = uses[0]
         result = run_propose_plan(use["input"], project_slug=str(project.get("slug") or ""))
@@ -135,7 +142,7 @@ async def propose_node(state: PlanState, runtime: Runtime[PlanRuntime]) -> dict[
             },
         ]
     if revising:
-        return {"decision": None, "notice": NOT_CHECKED + problems}
+        return await _unchanged(rt, runtime, state, record, NOT_CHECKED + problems)
     return {"proposal": None, "final_text": NOT_CHECKED + problems + " Nothing was changed."}
 
 
@@ -147,6 +154,17 @@ async def _proposed(
     built = record.built_plan if record is not None else None
     delta = plan_delta(built, plan) if built is not None else None
     if delta is not None and delta.empty:
+        if state.get("decision") == "revise" and record is not None:
+            # Feedback took the plan under review back to the built one: that proposal
+            # is withdrawn, not left waiting for an answer nothing can give.
+            withdrawn = record.model_copy(update={"status": "rejected", "request_id": None})
+            await rt.workspace.save_plan(withdrawn)
+            return {
+                "proposal": None,
+                "record": withdrawn.model_dump(mode="json"),
+                "request_id": None,
+                "final_text": BACK_TO_BUILT,
+            }
         return {"proposal": None, "final_text": NO_CHANGE}
     revision = (record.revision + 1) if record is not None else 1
     request_id = f"plan-{state['turn_id']}-{revision}"
@@ -174,6 +192,37 @@ async def _proposed(
         "revision": revision,
         "request_id": request_id,
         "record": saved.model_dump(mode="json"),
+        "asked": 1,
         "decision": None,
         "notice": None,
     }
+
+
+async def _unchanged(
+    rt: PlanRuntime,
+    runtime: Runtime[PlanRuntime],
+    state: PlanState,
+    record: PlanRecord | None,
+    said: str,
+) -> dict[str, Any]:
+    """Feedback the planner did not act on: the same plan goes back to review, with what
+    the planner said about the feedback as a message and as the question's lead.
+
+    The review is asked again under a new request id: the answered confirmation keeps
+    its answer and feedback, and an answer to it is never taken for one to this."""
+    notice = said.strip() or UNCHANGED_PLAN
+    asked = int(state.get("asked") or 1) + 1
+    request_id = f"plan-{state['turn_id']}-{state.get('revision', 1)}-{asked}"
+    update: dict[str, Any] = {
+        "decision": None,
+        "notice": notice,
+        "asked": asked,
+        "request_id": request_id,
+    }
+    if record is not None:
+        kept = record.model_copy(update={"request_id": request_id})
+        # Stored before the review frame goes out, like a new proposal.
+        await rt.workspace.save_plan(kept)
+        update["record"] = kept.model_dump(mode="json")
+    runtime.stream_writer(MessageEvent(text=notice))
+    return update

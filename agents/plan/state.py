@@ -44,7 +44,11 @@ class PlanState(PlanInput, total=False):
     revision: int
     """The proposal's revision number on the project."""
     request_id: str | None
-    """The review's confirmation id while it waits."""
+    """The review's confirmation id while it waits: a new one for every question asked,
+    a re-ask of an unchanged plan included (a confirmation is answered once)."""
+    asked: int
+    """How many times the plan under review has been asked about in this turn (1, then
+    one more each time feedback left it unchanged)."""
     feedback: str | None
     """The user's words with a "not yet" answer: the next proposal revises the plan by them."""
     decision: Literal["approved", "rejected", "revise"] | None

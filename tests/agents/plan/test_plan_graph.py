@@ -99,13 +99,45 @@ async def test_feedback_revises_the_plan_in_the_same_turn() -> None:
 
 
 async def test_feedback_the_planner_cannot_act_on_keeps_the_same_plan_under_review() -> None:
-    harness = PlanHarness(ProposingModel(plan_of(INTAKE), "I did not understand that."))
+    """The same plan, asked again under a new request id (the first one was answered:
+    a confirmation is answered once), with what the planner said as a message."""
+    model = ProposingModel(plan_of(INTAKE), "I did not understand that.", "Nor that.")
+    harness = PlanHarness(model)
     turn_id, events = await harness.start("the spec")
     first = proposed(events)
     events = await harness.answer(turn_id, False, feedback="make it nicer")
     again = proposed(events)
-    assert again.request_id == first.request_id and again.plan == first.plan
+    assert again.plan == first.plan and again.revision == first.revision
+    assert again.request_id != first.request_id
     assert again.question.startswith("I did not understand that.")
+    assert _text(events) == "I did not understand that."
+    # Stored before the review went out, on the new id: the record is what answers check.
+    record = harness.workspace.records[-1]
+    assert (record.status, record.request_id) == ("proposed", again.request_id)
+    assert record.revision == first.revision and record.plan == first.plan
+    events = await harness.answer(turn_id, False, feedback="still nicer")
+    third = proposed(events)
+    assert third.request_id not in (first.request_id, again.request_id)
+    assert harness.workspace.records[-1].request_id == third.request_id
+    events = await harness.answer(turn_id, True)
+    assert harness.workspace.records[-1].status == "built"
+
+
+async def test_feedback_that_takes_the_plan_back_to_the_built_one_withdraws_it() -> None:
+    """Nothing to build, so nothing is left waiting for review either."""
+    coverage = workflow("coverage", "Coverage check", ["Post the referral with http"])
+    model = ProposingModel(plan_of(INTAKE), plan_of(INTAKE, coverage), plan_of(INTAKE))
+    harness = PlanHarness(model)
+    turn_id, _ = await harness.start("the spec")
+    await harness.answer(turn_id, True)
+    turn_id, events = await harness.start("the spec with coverage")
+    assert proposed(events).delta is not None
+    events = await harness.answer(turn_id, False, feedback="leave coverage out after all")
+    assert not [e for e in events if isinstance(e, PlanProposedEvent)]
+    assert "nothing to change" in _text(events)
+    record = harness.workspace.records[-1]
+    assert (record.status, record.request_id) == ("rejected", None)
+    assert record.built_plan is not None and record.built_plan.by_key().keys() == {"intake"}
 
 
 async def test_a_plain_no_rejects_and_builds_nothing() -> None:
