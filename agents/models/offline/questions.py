@@ -51,6 +51,18 @@ def _lines(job: dict[str, object]) -> str:
     return f"{count} line{'s' if count != 1 else ''} of code"
 
 
+def _code_size(match: Match, view: View, resolver: Resolver) -> Outcome:
+    """Counted from the document's body: lines holding code (not blank, not comment-only)."""
+    key = resolver.require(match.group("ref"))
+    job = view.by_key[key]
+    if not job.get("has_code"):
+        return Reply(f"{_name(view, key)} has no code yet.")
+    return Reply(
+        f"{_name(view, key)} has {_lines(job)} (lines of its body that hold code; blank and "
+        "comment-only lines are not counted)."
+    )
+
+
 def _arrow(view: View, edge: EdgeView) -> str:
     off = ", disabled" if not edge.enabled else ""
     return f"{_name(view, edge.target)} ({condition_words(edge)}{off})"

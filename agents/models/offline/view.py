@@ -123,7 +123,13 @@ def document_from(structure: dict[str, Any]) -> WorkflowDocument:
     ids: dict[str, str] = {}
     for job in structure.get("jobs") or []:
         ids[job["key"]] = fake_id()
-        body = "fn(state => state);" if job.get("has_code") else STANDARD_EMPTY_BODY
+        # As many lines of code as the real body: sizes read off the copy stay exact.
+        lines = max(int(job.get("code_lines") or 1), 1)
+        body = (
+            "\n".join(["fn(state => state);"] * lines)
+            if job.get("has_code")
+            else STANDARD_EMPTY_BODY
+        )
         jobs[job["key"]] = {
             "id": ids[job["key"]],
             "name": job["name"],

@@ -141,6 +141,26 @@ RULES = [
         ),
     ),
     _rule(
+        "code_size",
+        rf"^how\s+(?:much|many\s+lines\s+of)\s+code\s+(?:does|do|is\s+(?:there\s+)?in|are\s+"
+        rf"(?:there\s+)?in)\s+{_REF}(?:\s+(?:have|hold|contain|got))?$"
+        rf"|^how\s+many\s+lines\s+(?:does|do|are\s+(?:there\s+)?in|in)\s+(?P<ref2>.+?)"
+        rf"(?:\s+(?:have|hold|contain))?$"
+        rf"|^how\s+(?:long|big|large)\s+is\s+(?:the\s+)?(?:code|body)\s+(?:of|for|in)\s+"
+        rf"(?P<ref3>.+)$|^what(?:'s|\s+is)\s+(?:the\s+)?(?:code\s+size|size\s+of\s+the\s+code|"
+        rf"line\s+count)\s+(?:of|for|in)\s+(?P<ref4>.+)$",
+        q._code_size,
+        Example(
+            "how much code does get referrals have",
+            "the lines of its body that hold code, counted from the document",
+            also=(
+                "how many lines of code are in get referrals",
+                "how long is the code of get referrals",
+            ),
+            says=("1 line of code",),
+        ),
+    ),
+    _rule(
         "what_triggers",
         rf"^(?:what|who)\s+(?:triggers|starts|kicks\s+off|runs)\s+(?:{_WF})$"
         rf"|^how\s+(?:is|does)\s+(?:{_WF})\s+(?:triggered|start|get\s+triggered|run)$"
