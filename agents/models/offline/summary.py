@@ -14,9 +14,10 @@ from agents.models.offline.code_requests import keeps_existing_code
 from agents.models.offline.grammar import oxford
 from agents.models.offline.questions import chart
 from agents.models.offline.schedule import describe_trigger
-from agents.models.offline.view import EdgeView, View, condition_words
+from agents.models.offline.view import EdgeView, View, condition_words, document_from
 from tools.base import ToolSpec
 from tools.document.names import sanitise_name
+from tools.document.reach import reachable_jobs
 from tools.document.redaction import CHANGES_HEADING
 from tools.edits import (
     add_edges,
@@ -34,9 +35,13 @@ from tools.edits import (
     update_jobs,
     update_workflow,
 )
-from tools.registry import spec_for
+from tools.registry import MUTATING_TOOLS, spec_for
 
 _STRUCTURE = f"\n\n{CHANGES_HEADING}"
+_GRAPH_NOTE = re.compile(
+    r"Step '[^']*' is not reached from any trigger \([^)]*\), so it never runs\.\s*"
+    r"|Trigger '[^']*' is not connected to a step yet\.\s*"
+)
 _SAVED_TRIGGER = re.compile(r"trigger \S+: (?:webhook|cron '(?P<cron>[^']*)'), (?P<state>\w+)")
 
 
@@ -93,7 +98,8 @@ def _update_jobs(args: dict[str, Any], result: str, view: View) -> list[str]:
 
 
 def _remove_jobs(args: dict[str, Any], result: str, view: View) -> list[str]:
-    sentences = [s for s in result.split(". ") if not s.startswith("Also removed")]
+    said = result.split("\nNote: ", 1)[0]  # the notes are said after everything done
+    sentences = [s for s in said.split(". ") if not s.startswith("Also removed")]
     text = ". ".join(sentences).rstrip(".") + "."
     if "held code" in result:
         text += " You can get the code back by reverting to an earlier version."
@@ -249,6 +255,7 @@ def final_text(rounds: list[list[tuple[str, dict[str, Any], str, bool]]], view: 
     done: list[str] = []
     errors: list[str] = []
     notes: list[str] = []
+    changed = False
     for calls in rounds:
         for name, args, result, is_error in calls:
             result = result.split(_STRUCTURE, 1)[0].strip()
@@ -256,9 +263,15 @@ def final_text(rounds: list[list[tuple[str, dict[str, Any], str, bool]]], view: 
                 errors.append(_error_text(name, args, result, view))
                 continue
             done += describe_call(name, args, result, view)
+            changed = changed or name in MUTATING_TOOLS
             for line in result.split("\n"):
-                if line.startswith("Note: ") and line not in notes:
-                    notes.append(line)
+                # Reachability is said once, from the final graph (below): a call's own note
+                # is about the graph between two calls of one change.
+                note = _GRAPH_NOTE.sub("", line.removeprefix("Note: ")).strip()
+                if line.startswith("Note: ") and note and f"Note: {note}" not in notes:
+                    notes.append(f"Note: {note}")
+    if changed:
+        notes += reach_notes(view)
     notes += _code_notes(rounds, view)
     done = list(dict.fromkeys(done))
     if errors:
@@ -273,6 +286,46 @@ def final_text(rounds: list[list[tuple[str, dict[str, Any], str, bool]]], view: 
         return "Nothing needed to change." + ("\n" + "\n".join(notes) if notes else "")
     body = done[0] if len(done) == 1 else "\n".join(f"- {line}" for line in done)
     return body + ("\n" + "\n".join(notes) if notes else "")
+
+
+def reach_notes(view: View) -> list[str]:
+    """What the workflow's graph, as it is now, says about steps that never run (from
+    :func:`tools.document.reach.reachable_jobs`): one note, never one per step. A trigger
+    whose connections are all disabled is said once (no step runs), not as every step."""
+    if not view.jobs or not view.triggers:
+        return []
+    structure = document_from(view.raw).structure
+    notes = []
+    started = False
+    for key in structure.triggers:
+        edges = [e for e in structure.edges_from(key) if e.target_job in structure.jobs]
+        if not edges:
+            notes.append(f"Note: {view.label(key)} is not connected to a step yet.")
+        elif not any(e.enabled for e in edges):
+            targets = oxford([_q(view, e.target_job) for e in edges])
+            notes.append(
+                f"Note: the connection from {view.label(key)} to {targets} is disabled, so no "
+                "step runs until it is enabled."
+            )
+        else:
+            started = True
+    if not started:
+        return notes
+    reached = reachable_jobs(structure)
+    stranded = [k for k in view.order() if k not in reached]
+    if not stranded:
+        return notes
+    behind = reachable_jobs(structure, with_disabled=True)
+    names = oxford([_q(view, k) for k in stranded])
+    they = "it never runs" if len(stranded) == 1 else "they never run"
+    disabled = [k for k in stranded if k in behind]
+    why = ""
+    if disabled:
+        only = oxford([_q(view, k) for k in disabled])
+        why = f" (only a disabled connection leads to {only})"
+    verb = "is" if len(stranded) == 1 else "are"
+    notes.append(f"Note: {names} {verb} not reached from the trigger{why}, so {they}.")
+    return notes
 
 
 def _code_notes(rounds: list[list[tuple[str, dict[str, Any], str, bool]]], view: View) -> list[str]:
