@@ -140,6 +140,10 @@ class TurnService:
         neither parses nor emits it again. Hand over a document nothing else touches."""
         self._warm.keep(workflow_id, doc, version)
 
+    def kept_parsed(self, workflow_id: str) -> tuple[WorkflowDocument, int] | None:
+        """The document kept parsed for ``workflow_id`` and its committed version."""
+        return self._warm.get(workflow_id)
+
     def forget_parsed(self, workflow_id: str) -> None:
         """Drop the document kept for ``workflow_id`` (it is about to be replaced).
 

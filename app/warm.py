@@ -34,6 +34,10 @@ class WarmDocuments:
     def __getitem__(self, workflow_id: str) -> tuple[WorkflowDocument, int]:
         return self._kept[workflow_id]
 
+    def get(self, workflow_id: str) -> tuple[WorkflowDocument, int] | None:
+        """The document kept for ``workflow_id`` and its version, left kept."""
+        return self._kept.get(workflow_id)
+
     def keep(self, workflow_id: str, doc: WorkflowDocument, version: int) -> None:
         """Offer ``doc``, parsed at committed ``version``, to the next turn (hand over a
         document nothing else touches)."""

@@ -94,7 +94,7 @@ def measure_review(jobs: int = JOBS, rounds: int = 10) -> dict[str, Any]:
                     proposal = _until(ws, "proposal")
                     head = proposal["base_version"]
                     deadline = time.monotonic() + 30
-                    while turns._warm.get(workflow["id"], (None, None))[1] != head:
+                    while (turns.kept_parsed(workflow["id"]) or (None, None))[1] != head:
                         if time.monotonic() > deadline:
                             raise RuntimeError("the head was never kept parsed")
                         time.sleep(0.01)
