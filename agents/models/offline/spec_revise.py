@@ -59,7 +59,9 @@ _ADD_STEP = re.compile(
     r"^add\s+(?:a\s+|another\s+)?step\s+to\s+(?:the\s+)?(?P<x>[^:]+?)\s*:\s*(?P<step>.+)$",
     re.I | re.S,
 )
-_SPLIT = re.compile(r"\n+|;\s*|(?<=[.!?])\s+(?=[A-Z])")
+# The same sentence split as an edit turn's (:mod:`.planner`): ". " before any letter,
+# ";", a new line, "and then".
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Za-z])|;\s*|\n+|,?\s+and\s+then\s+|,\s+then\s+", re.I)
 _LOOKS_LIKE_SPEC = re.compile(r"^\s*(?:#{1,6}\s|\d{1,2}[.)]\s)", re.M)
 FORMS = (
     '"remove <workflow>", "rename <workflow> to <new name>", "<workflow> should not '
@@ -76,13 +78,19 @@ def revise_plan(plan: ProjectPlan, feedback: str) -> ProjectPlan | Refusal:
     if len(_LOOKS_LIKE_SPEC.findall(text)) >= 2:
         return read_spec(text, known=plan)
     workflows = [w.model_copy(deep=True) for w in plan.workflows]
+    understood: list[str] = []
+    refusals: list[Refusal] = []
     for part in (p.strip().rstrip(".!").strip() for p in _SPLIT.split(text)):
         if not part:
             continue
-        outcome = _apply(workflows, strip_polite(part))
+        outcome = _apply([w.model_copy(deep=True) for w in workflows], strip_polite(part))
         if isinstance(outcome, Refusal):
-            return outcome
-        workflows = outcome
+            refusals.append(outcome)
+        else:
+            understood.append(part)
+            workflows = outcome
+    if refusals:
+        return _partly_understood(understood, refusals)
     if not workflows:
         return Refusal("That would leave the plan with no workflows, so the plan is unchanged.")
     revised = plan.model_copy(update={"workflows": workflows, "order": leaf_first_order(workflows)})
@@ -254,6 +262,18 @@ def _missing(
 
 def _name(workflows: list[PlannedWorkflow], key: str) -> str:
     return next((f'"{w.name}"' for w in workflows if w.key == key), f'"{key}"')
+
+
+def _partly_understood(understood: list[str], refusals: list[Refusal]) -> Refusal:
+    """Every part must be clear before anything changes: what was not, and, if some of
+    it was, what that was (so the user can send it again without the rest)."""
+    said = " ".join(dict.fromkeys(r.text for r in refusals))
+    if not understood:
+        return Refusal(said)
+    parts = oxford([f'"{p}"' for p in understood])
+    return Refusal(
+        f"I understood {parts}, but not all of your message, so I changed nothing: {said}"
+    )
 
 
 def _not_understood(part: str) -> Refusal:

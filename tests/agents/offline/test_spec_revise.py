@@ -57,7 +57,8 @@ def test_remove_several_workflows(plan: ProjectPlan) -> None:
     assert "Status report and Triage" not in text
     # All or nothing also over several lines: the first removal is not kept either.
     text = refused(plan, "remove Document verification\nremove Status report, Triage and Audit")
-    assert text.startswith('There is no workflow called "Triage" or "Audit" in the plan')
+    assert text.startswith('I understood "remove Document verification", but not all')
+    assert 'There is no workflow called "Triage" or "Audit" in the plan' in text
     text = refused(plan, 'remove "Status report" and "Triage".')
     assert text.startswith('There is no workflow called "Triage" in the plan')
 
@@ -151,3 +152,41 @@ def test_a_whole_new_spec_is_read_as_the_revision(plan: ProjectPlan) -> None:
 def test_unclear_feedback_is_refused(plan: ProjectPlan, feedback: str, says: str) -> None:
     text = refused(plan, feedback)
     assert says in text
+
+
+@pytest.mark.parametrize(
+    "feedback",
+    [
+        "rename Coverage check to Eligibility check. merge the two checks into one workflow",
+        "rename Coverage check to Eligibility check. Merge the two checks into one workflow.",
+        "rename Coverage check to Eligibility check; merge the two checks into one workflow",
+        "rename Coverage check to Eligibility check and then merge the two checks into one",
+        "rename Coverage check to Eligibility check\nmerge the two checks into one workflow",
+    ],
+)
+def test_a_part_not_understood_changes_nothing_and_says_what_was(
+    plan: ProjectPlan, feedback: str
+) -> None:
+    # Each sentence is a request of its own, however it starts: the second is never read
+    # as part of the new name, and nothing changes while one of them is not understood.
+    text = refused(plan, feedback)
+    assert 'I understood "rename Coverage check to Eligibility check"' in text
+    assert "I didn't understand \"merge the two checks into one" in text.replace("Merge", "merge")
+    assert "Eligibility check merge" not in text
+
+
+@pytest.mark.parametrize(
+    "feedback",
+    [
+        "rename Coverage check to Eligibility check. remove Status report",
+        "rename Coverage check to Eligibility check; remove Status report",
+        "rename Coverage check to Eligibility check and then remove Status report",
+    ],
+)
+def test_several_changes_one_per_sentence(plan: ProjectPlan, feedback: str) -> None:
+    new = revised(plan, feedback)
+    assert [w.name for w in new.workflows] == [
+        "Intake",
+        "Eligibility check",
+        "Document verification",
+    ]
