@@ -19,6 +19,7 @@ from agents.models.offline.grammar import (
     fit_name,
     has_loose_quote,
     name_and_rest,
+    name_note,
     oxford,
     split_at,
     unquote,
@@ -108,7 +109,8 @@ def rename(text: str, view: View, resolver: Resolver) -> Outcome | None:
         raw = match.group("name") or match.group("name2") or match.group("name3")
         name, rest = name_and_rest(raw)
         fitted = fit_name(name) or name
-        return Plan([call("update_workflow", name=fitted)], "Renaming the workflow.", rest)
+        said = " ".join(p for p in ("Renaming the workflow.", name_note(name, fitted)) if p)
+        return Plan([call("update_workflow", name=fitted)], said, rest)
     key_match = _RENAME_KEY.match(text)
     if key_match:
         for left, right in split_at(key_match.group("body"), "to"):
@@ -126,26 +128,27 @@ def rename(text: str, view: View, resolver: Resolver) -> Outcome | None:
     body = match.group("body") or match.group("body2")
     separator = r"to|as|into" if not _CALL_INSTEAD.match(text) else r"\S+"
     problem = None
-    readings: list[tuple[Found | Ambiguous, str, str]] = []
+    readings: list[tuple[Found | Ambiguous, str, str, str]] = []
     for left, right in split_at(body, separator):
         name, rest = name_and_rest(right)
         if not name or (has_loose_quote(name) and not QUOTED.match(right)):
             continue  # the name would be cut out of a quoted one
-        name = fit_name(name) or name
+        name, typed = fit_name(name) or name, name
         result = resolver.resolve(left)
         if isinstance(result, Missing):
             problem = problem or result
         else:
-            readings.append((result, name, rest))
+            readings.append((result, name, rest, typed))
     if len(readings) > 1:
         raise NeedsAnswer(_which_rename(readings, view))
     if readings:
-        result, name, rest = readings[0]
+        result, name, rest, typed = readings[0]
         if isinstance(result, Ambiguous):
             raise NeedsAnswer(explain(result, view))
+        said = f'Renaming "{view.name_of(result.key)}".'
         return Plan(
             [call("update_jobs", jobs=[{"key": result.key, "name": name}])],
-            f'Renaming "{view.name_of(result.key)}".',
+            " ".join(p for p in (said, name_note(typed, name)) if p),
             rest,
         )
     if problem is not None:
@@ -153,10 +156,10 @@ def rename(text: str, view: View, resolver: Resolver) -> Outcome | None:
     return None
 
 
-def _which_rename(readings: list[tuple[Found | Ambiguous, str, str]], view: View) -> Reply:
+def _which_rename(readings: list[tuple[Found | Ambiguous, str, str, str]], view: View) -> Reply:
     """More than one split of "rename A to B" names a step: ask which was meant."""
     options = []
-    for result, name, _ in readings:
+    for result, name, *_ in readings:
         old = (
             f'"{view.name_of(result.key)}"'
             if isinstance(result, Found)

@@ -147,6 +147,25 @@ def fit_name(raw: str) -> str:
     return sanitise_name(without_apostrophes(raw))
 
 
+NAME_RULE = "OpenFn names allow letters, digits, spaces, - and _"
+_NAME_NOTE = re.compile(r'Named it "(?P<name>[^"]+)" \(' + re.escape(NAME_RULE) + r"\)\.")
+
+
+def name_note(typed: str, fitted: str) -> str:
+    """What a name the user typed became, and why, when OpenFn's name rule changed it
+    ("Check patient's insurance" -> 'Named it "Check patient insurance" (OpenFn names
+    allow ...).'); '' when it is kept as typed (spaces aside) or nothing of it fits."""
+    if not fitted or fitted == " ".join(typed.split()):
+        return ""
+    return f'Named it "{fitted}" ({NAME_RULE}).'
+
+
+def name_notes(text: str) -> list[tuple[str, str]]:
+    """The (note, name) of each :func:`name_note` said in ``text``, once each."""
+    found = {m.group(0): m.group("name") for m in _NAME_NOTE.finditer(text)}
+    return list(found.items())
+
+
 SUBJECT = re.compile(
     r"^(?:(?:and|then|next|finally|first|firstly|second|secondly|lastly|last|also|after that"
     r"|afterwards|once done|once that's done)\b[\s,]*)*"

@@ -23,12 +23,12 @@ from typing import Any
 from agents.models.base import ModelRequest, ModelResponse, TextSink, Usage
 from agents.models.offline.code_requests import REWRITE, code_request
 from agents.models.offline.codegen import minimal_code, starter_code
-from agents.models.offline.grammar import clean, strip_polite
+from agents.models.offline.grammar import clean, name_notes, strip_polite
 from agents.models.offline.plan import Plan, Reply
 from agents.models.offline.planner import plan
 from agents.models.offline.references import NeedsAnswer, Resolver
 from agents.models.offline.spec import Refusal
-from agents.models.offline.spec_turn import PROPOSE_PLAN, intro, plan_turn, proposed_text
+from agents.models.offline.spec_turn import PROPOSE_PLAN, intro, plan_turn_noted, proposed_text
 from agents.models.offline.summary import final_text
 from agents.models.offline.view import View
 from tools.catalogue.adaptors import load_catalogue
@@ -91,17 +91,18 @@ class OfflineModel:
         proposals = [c for c in rounds[-1] if c[0] == PROPOSE_PLAN] if rounds else []
         if proposals:
             _, args, result, is_error = proposals[-1]
-            return _text_response(request, proposed_text(args, result, is_error))
+            text = proposed_text(args, result, is_error)
+            return _text_response(request, _with_name_notes(text, request.messages, rounds))
         if rounds:
             text = final_text(rounds, View(request.context.structure))
-            return _text_response(request, text)
+            return _text_response(request, _with_name_notes(text, request.messages, rounds))
         available = {tool.get("name") for tool in request.tools}
         if request.context.project is not None and PROPOSE_PLAN in available:
-            proposal = plan_turn(request.context)
+            proposal, notes = plan_turn_noted(request.context)
             if isinstance(proposal, Refusal):
                 return _text_response(request, proposal.text)
             call = (PROPOSE_PLAN, proposal.model_dump(mode="json"))
-            return _tool_response(request, [call], intro(proposal))
+            return _tool_response(request, [call], intro(proposal, notes))
         outcome = plan(request.context)
         if isinstance(outcome, Reply):
             return _text_response(request, outcome.text)
@@ -180,15 +181,42 @@ def _is_tool_results(message: dict[str, Any]) -> bool:
     )
 
 
-def _tool_rounds(messages: list[dict[str, Any]]) -> list[ToolRound]:
-    """This turn's (tool, input, result, is_error) per round; [] before any tool ran."""
-    if not messages or not _is_tool_results(messages[-1]):
-        return []
+def _turn_start(messages: list[dict[str, Any]]) -> int:
+    """Where this turn's tool rounds (assistant calls and their results) begin."""
     start = len(messages)
     while start > 0 and (
         messages[start - 1].get("role") == "assistant" or _is_tool_results(messages[start - 1])
     ):
         start -= 1
+    return start
+
+
+def _with_name_notes(text: str, messages: list[dict[str, Any]], rounds: list[ToolRound]) -> str:
+    """``text`` and what a name the user typed became to fit OpenFn's name rule, as said
+    before the calls (:func:`.grammar.name_note`), for a name a call that succeeded gave."""
+    if not messages or not _is_tool_results(messages[-1]):
+        return text
+    said = "\n".join(
+        str(block.get("text", ""))
+        for message in messages[_turn_start(messages) :]
+        if message.get("role") == "assistant" and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+    given = [json.dumps(args) for calls in rounds for _, args, _, error in calls if not error]
+    notes = [
+        note
+        for note, name in name_notes(said)
+        if note not in text and any(json.dumps(name) in g for g in given)
+    ]
+    return ("\n" if "\n" in text else " ").join([text, *notes]) if notes else text
+
+
+def _tool_rounds(messages: list[dict[str, Any]]) -> list[ToolRound]:
+    """This turn's (tool, input, result, is_error) per round; [] before any tool ran."""
+    if not messages or not _is_tool_results(messages[-1]):
+        return []
+    start = _turn_start(messages)
     rounds: list[ToolRound] = []
     uses: dict[str, tuple[str, dict[str, Any]]] = {}
     for message in messages[start:]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from agents.models.offline import spec_patterns as P
-from agents.models.offline.grammar import fit_name, imperative, norm, oxford
+from agents.models.offline.grammar import fit_name, imperative, name_note, norm, oxford
 from agents.models.offline.schedule import describe_cron, find_schedule
 from agents.models.offline.sop_patterns import WEBHOOK as SOP_WEBHOOK
 from agents.models.offline.spec_layout import Problems, Section, blocks, lookup_all, split
@@ -59,6 +59,21 @@ class Refusal:
     """The text could not be read as a plan (or a revision): say why; nothing changes."""
 
     text: str
+
+
+def read_spec_noted(
+    text: str, project_slug: str = "", *, known: ProjectPlan | None = None
+) -> tuple[ProjectPlan | Refusal, list[str]]:
+    """:func:`read_spec`, and what each heading's name became to fit OpenFn's name rule
+    (:func:`.grammar.name_note`), when one had to change."""
+    outcome = read_spec(text, project_slug, known=known)
+    if not isinstance(outcome, ProjectPlan):
+        return outcome, []
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    names = {norm(w.name): w.key for w in known.workflows} if known is not None else {}
+    typed = {s.key: s.name for s in split(lines, names)[2]}
+    notes = [name_note(typed[w.key], w.name) for w in outcome.workflows if w.key in typed]
+    return outcome, [n for n in notes if n]
 
 
 def read_spec(

@@ -25,6 +25,7 @@ from agents.models.offline.grammar import (
     QUOTED,
     fit_name,
     has_loose_quote,
+    name_note,
     norm,
     oxford,
     split_at,
@@ -32,7 +33,7 @@ from agents.models.offline.grammar import (
     unquote,
 )
 from agents.models.offline.schedule import find_schedule
-from agents.models.offline.spec import Refusal, read_spec
+from agents.models.offline.spec import Refusal, read_spec_noted
 from agents.models.offline.spec_layout import lookup, lookup_all
 from tools.plan import PlannedTrigger, PlannedWorkflow, ProjectPlan, check_plan, leaf_first_order
 
@@ -72,18 +73,30 @@ FORMS = (
 
 def revise_plan(plan: ProjectPlan, feedback: str) -> ProjectPlan | Refusal:
     """``plan`` changed as ``feedback`` says, or a refusal (the plan unchanged)."""
+    return revise_plan_noted(plan, feedback)[0]
+
+
+def revise_plan_noted(plan: ProjectPlan, feedback: str) -> tuple[ProjectPlan | Refusal, list[str]]:
+    """:func:`revise_plan`, and what each name the user typed became to fit OpenFn's name
+    rule (:func:`.grammar.name_note`), when one had to change."""
     text = feedback.strip()
     if not text:
-        return _not_understood(text)
+        return _not_understood(text), []
     if len(_LOOKS_LIKE_SPEC.findall(text)) >= 2:
-        return read_spec(text, known=plan)
+        return read_spec_noted(text, known=plan)
+    notes: list[str] = []
+    outcome = _revise(plan, text, notes)
+    return outcome, notes if isinstance(outcome, ProjectPlan) else []
+
+
+def _revise(plan: ProjectPlan, text: str, notes: list[str]) -> ProjectPlan | Refusal:
     workflows = [w.model_copy(deep=True) for w in plan.workflows]
     understood: list[str] = []
     refusals: list[Refusal] = []
     for part in (p.strip().rstrip(".!").strip() for p in _SPLIT.split(text)):
         if not part:
             continue
-        outcome = _apply([w.model_copy(deep=True) for w in workflows], strip_polite(part))
+        outcome = _apply([w.model_copy(deep=True) for w in workflows], strip_polite(part), notes)
         if isinstance(outcome, Refusal):
             refusals.append(outcome)
         else:
@@ -104,7 +117,9 @@ def revise_plan(plan: ProjectPlan, feedback: str) -> ProjectPlan | Refusal:
     return revised
 
 
-def _apply(workflows: list[PlannedWorkflow], part: str) -> list[PlannedWorkflow] | Refusal:
+def _apply(
+    workflows: list[PlannedWorkflow], part: str, notes: list[str]
+) -> list[PlannedWorkflow] | Refusal:
     step = _ADD_STEP.match(part)
     if step:
         target = _find(workflows, step.group("x"))
@@ -125,7 +140,7 @@ def _apply(workflows: list[PlannedWorkflow], part: str) -> list[PlannedWorkflow]
         return workflows
     rename = _RENAME.match(part)
     if rename:
-        return _rename(workflows, rename.group("rest"), part)
+        return _rename(workflows, rename.group("rest"), part, notes)
     for pattern, add in ((_NO_DEPENDENCY, False), (_DEPENDENCY, True)):
         match = pattern.match(part)
         if match is None:
@@ -143,7 +158,7 @@ def _apply(workflows: list[PlannedWorkflow], part: str) -> list[PlannedWorkflow]
 
 
 def _rename(
-    workflows: list[PlannedWorkflow], rest: str, part: str
+    workflows: list[PlannedWorkflow], rest: str, part: str, notes: list[str]
 ) -> list[PlannedWorkflow] | Refusal:
     readings = []
     for left, right in split_at(rest, "to"):
@@ -163,6 +178,7 @@ def _rename(
         if any(norm(w.name) == norm(name) and w is not target for w in workflows):
             return Refusal(f'Another workflow is already called "{name}"; the plan is unchanged.')
         target.name = fit_name(name) or name
+        notes.append(name_note(name, target.name))
         return workflows
     named = rest.split(" to ")[0]
     if lookup(workflows, named, feedback=True) is None and " to " in rest:

@@ -15,8 +15,8 @@ from agents.models.base import RequestContext
 from agents.models.offline.grammar import oxford
 from agents.models.offline.plan import Reply
 from agents.models.offline.planner import plan as offline_plan
-from agents.models.offline.spec import Refusal, read_spec
-from agents.models.offline.spec_revise import revise_plan
+from agents.models.offline.spec import Refusal, read_spec_noted
+from agents.models.offline.spec_revise import revise_plan_noted
 from agents.plan.requests import build_request
 from tools.document import WorkflowDocument
 from tools.document.redaction import redact
@@ -27,16 +27,24 @@ PROPOSE_PLAN = PROPOSE_PLAN_TOOL.name
 
 
 def plan_turn(context: RequestContext) -> ProjectPlan | Refusal:
+    return plan_turn_noted(context)[0]
+
+
+def plan_turn_noted(context: RequestContext) -> tuple[ProjectPlan | Refusal, list[str]]:
+    """:func:`plan_turn`, and what each name the user typed became to fit OpenFn's name
+    rule, when one had to change (said with the proposal)."""
     project = context.project or {}
     plan = ProjectPlan.model_validate(project["plan"]) if project.get("plan") else None
     if project.get("revising") and plan is not None:
-        outcome = revise_plan(plan, context.user_text)
+        outcome, notes = revise_plan_noted(plan, context.user_text)
     else:
         # A spec for a project built before: its workflows keep their keys (a precise delta).
-        outcome = read_spec(context.user_text, str(project.get("slug") or ""), known=plan)
+        slug = str(project.get("slug") or "")
+        outcome, notes = read_spec_noted(context.user_text, slug, known=plan)
     if isinstance(outcome, Refusal):
-        return outcome
-    return buildable(outcome, revised=bool(project.get("revising") and plan is not None))
+        return outcome, []
+    checked = buildable(outcome, revised=bool(project.get("revising") and plan is not None))
+    return checked, notes if isinstance(checked, ProjectPlan) else []
 
 
 def buildable(plan: ProjectPlan, *, revised: bool = False) -> ProjectPlan | Refusal:
@@ -61,11 +69,13 @@ def buildable(plan: ProjectPlan, *, revised: bool = False) -> ProjectPlan | Refu
     return Refusal(f"{lead} What the offline builder says:\n" + "\n".join(doubts))
 
 
-def intro(plan: ProjectPlan) -> str:
-    """What is said before the call: the plan in one line."""
-    return f"Proposing a plan of {len(plan.workflows)} workflows, built in this order: " + (
+def intro(plan: ProjectPlan, notes: list[str] | None = None) -> str:
+    """What is said before the call: the plan in one line, and ``notes`` (names changed to
+    fit OpenFn's name rule, repeated in the final answer)."""
+    said = f"Proposing a plan of {len(plan.workflows)} workflows, built in this order: " + (
         " → ".join(plan.order) + "."
     )
+    return " ".join([said, *dict.fromkeys(notes or [])])
 
 
 def proposed_text(args: dict[str, Any], result: str, is_error: bool) -> str:

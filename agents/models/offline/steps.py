@@ -13,7 +13,14 @@ import re
 
 from agents.models.offline.adaptor_words import find_adaptor, resolve_adaptor_word
 from agents.models.offline.edits import resolve_pair, split_condition
-from agents.models.offline.grammar import QUOTED, fit_name, split_at, step_name, unquote
+from agents.models.offline.grammar import (
+    QUOTED,
+    fit_name,
+    name_note,
+    split_at,
+    step_name,
+    unquote,
+)
 from agents.models.offline.plan import Outcome, Plan, Reply, call
 from agents.models.offline.plausibility import name_problem
 from agents.models.offline.references import (
@@ -64,6 +71,14 @@ def _is_before(separator: str) -> bool:
 def new_step(what: str) -> tuple[str, str]:
     """(name, adaptor) of a step described as 'a step called X with http', 'a dedupe step',
     'a step to send an SMS with twilio', '"Dedupe"'."""
+    name, adaptor, _ = typed_step(what)
+    return name, adaptor
+
+
+def typed_step(what: str) -> tuple[str, str, str | None]:
+    """:func:`new_step`, and the name as the user typed it when they gave it (quoted, or
+    "called X"); None when the name was read from what the step does."""
+    typed = None
     adaptor, rest = find_adaptor(what)
     rest = rest.strip()
     lead = re.match(
@@ -77,9 +92,9 @@ def new_step(what: str) -> tuple[str, str]:
     quoted = QUOTED.search(rest)
     called = _CALLED.search(rest)
     if quoted:
-        name = (quoted.group(1) or quoted.group(2)).strip()
+        name = typed = (quoted.group(1) or quoted.group(2)).strip()
     elif called:
-        name = unquote(called.group("name"))
+        name = typed = unquote(called.group("name"))
     else:
         bare = re.sub(r"^(?:an?\s+|another\s+|one\s+|the\s+)?(?:new\s+)?", "", rest, flags=re.I)
         doing = re.match(r"^(?:step|job)\s+(?:to|that|which|for|where)\s+(?P<do>.+)$", bare, re.I)
@@ -97,7 +112,7 @@ def new_step(what: str) -> tuple[str, str]:
     name = fit_name(name) or name
     if adaptor is None:
         adaptor = find_adaptor(name)[0]
-    return name, adaptor or "common"
+    return name, adaptor or "common", typed
 
 
 def add(text: str, view: View, resolver: Resolver) -> Outcome | None:
@@ -144,7 +159,7 @@ def add(text: str, view: View, resolver: Resolver) -> Outcome | None:
                 where = "start" if spot in ("start", "beginning", "top", "first") else "end"
     if condition is not None and condition.subject and anchor is None:
         anchor, where = resolver.require(condition.subject), "after"
-    name, adaptor = new_step(what)
+    name, adaptor, typed = typed_step(what)
     if not name:
         return None
     doubt = None if QUOTED.search(what) or _CALLED.search(what) else name_problem(name)
@@ -183,7 +198,8 @@ def add(text: str, view: View, resolver: Resolver) -> Outcome | None:
     else:
         graph.place_at_end(key, view.leaves())
     calls = [call("add_jobs", jobs=[{"name": name, "adaptor": adaptor}]), *graph.calls()]
-    return Plan(calls, f'Adding "{name}".')
+    note = name_note(typed, name) if typed is not None else ""
+    return Plan(calls, " ".join(p for p in (f'Adding "{name}".', note) if p))
 
 
 _MOVE = re.compile(r"^(?P<verb>move|put|place|shift|reorder)\s+(?P<body>.+)$", re.I)
