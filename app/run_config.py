@@ -3,59 +3,16 @@ runner (:func:`build_runner`: OpenFn's runtime in a node subprocess, with the
 settings' limits) and how runs are admitted (:class:`RunPolicy`: time limits,
 runs at once, the wait for a free slot, listing size).
 
-:class:`TestRunner` is all :class:`app.runs.RunService` needs of a runner, so tests
-hand it a fake; :class:`UnavailableRunner` stands in where the runtime cannot run.
+:class:`app.runs.RunService` takes any ``agents.testrun.TestRunner``, so tests hand it
+a fake.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
 
-from agents.events import RunProgressEvent
-from agents.testrun import DEFAULT_CACHE_DIR, LocalRunner, RunLimits
-from agents.testrun.install import OpenFnRuntimeUnavailable
+from agents.testrun import DEFAULT_CACHE_DIR, LocalRunner, RunLimits, TestRunner
 from app.settings import Settings
-from tools.document import WorkflowDocument
-from tools.testrun import RunRequest, TestRun
-
-Progress = Callable[[RunProgressEvent], Awaitable[None]]
-
-
-class TestRunner(Protocol):
-    """What the service needs of ``agents.testrun.TestRunner`` (``LocalRunner``): run a
-    parsed document on a sample, reporting each step's start and end."""
-
-    async def run(
-        self,
-        workflow: WorkflowDocument,
-        request: RunRequest,
-        *,
-        run_id: str,
-        on_progress: Progress | None = None,
-        workflow_id: str | None = None,
-        version: int | None = None,
-    ) -> TestRun: ...
-
-
-class UnavailableRunner:
-    """A runner for where OpenFn's runtime cannot run: every run is refused, saying why."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    async def run(
-        self,
-        workflow: WorkflowDocument,
-        request: RunRequest,
-        *,
-        run_id: str,
-        on_progress: Progress | None = None,
-        workflow_id: str | None = None,
-        version: int | None = None,
-    ) -> TestRun:
-        raise OpenFnRuntimeUnavailable(self.reason)
 
 
 def build_runner(settings: Settings) -> TestRunner:

@@ -26,10 +26,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from agents.events import RunProgressEvent
+from agents.testrun import ProgressCallback, TestRunner
 from app.auth import Principal
 from app.errors import ConflictError, NotFoundError
 from app.offload import off_loop
-from app.run_config import Progress, RunPolicy, TestRunner, UnavailableRunner, build_runner
+from app.run_config import RunPolicy, build_runner
 from app.run_credentials import (
     MASK,
     credential_values,
@@ -53,14 +54,11 @@ from tools.testrun import RunRequest, TestRun
 __all__ = [
     "FIX_INPUT_CHARS",
     "MASK",
-    "Progress",
     "RunFailedError",
     "RunPolicy",
     "RunService",
     "RunsBusyError",
-    "TestRunner",
     "TurnRuns",
-    "UnavailableRunner",
     "build_runner",
     "credential_values",
     "failure_words",
@@ -118,7 +116,7 @@ class RunService:
         author: str | None,
         session_id: str | None = None,
         turn_id: str | None = None,
-        on_progress: Progress | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> TestRun:
         """Run ``workflow_id`` at ``request.version`` (else its current version) and store
         the run. :class:`NotFoundError` for an unknown workflow or version."""
@@ -152,7 +150,7 @@ class RunService:
         author: str | None,
         session_id: str | None = None,
         turn_id: str | None = None,
-        on_progress: Progress | None = None,
+        on_progress: ProgressCallback | None = None,
         draft: bool = False,
     ) -> TestRun:
         """Run the document ``yaml`` (``workflow_id`` at ``version``, or with ``draft`` a
@@ -307,7 +305,7 @@ class TurnRuns:
         version: int,
         request: RunRequest,
         turn_id: str,
-        on_progress: Progress | None = None,
+        on_progress: ProgressCallback | None = None,
         draft: bool = False,
     ) -> TestRun:
         return await self.service.run_yaml(

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 
 from agents.events import RunProgressEvent
+from agents.testrun import ProgressCallback
 from agents.testrun.install import OpenFnRuntimeUnavailable
 from app.auth import Principal
 from app.errors import NotFoundError
 from app.runs import (
     FIX_INPUT_CHARS,
-    Progress,
     RunFailedError,
     RunPolicy,
     RunsBusyError,
@@ -55,7 +55,7 @@ class FakeRunner:
         request: RunRequest,
         *,
         run_id: str,
-        on_progress: Progress | None = None,
+        on_progress: ProgressCallback | None = None,
         **_: Any,
     ) -> TestRun:
         self.calls.append((workflow.to_yaml(), request, run_id))

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from agents.events import RunProgressEvent
-from app.runs import Progress
+from agents.testrun import OpenFnRuntimeUnavailable, ProgressCallback
 from app.store.models import metadata
 from tests.app.service.conftest import (
     DOC,
@@ -49,7 +49,7 @@ class GatedRunner:
         request: RunRequest,
         *,
         run_id: str,
-        on_progress: Progress | None = None,
+        on_progress: ProgressCallback | None = None,
         **_: Any,
     ) -> TestRun:
         self.calls.append((workflow.to_yaml(), request))
@@ -159,9 +159,11 @@ def test_a_timeout_over_the_servers_limit_is_refused(app_client: Any) -> None:
 
 
 def test_without_the_runtime_a_run_is_503_openfn_runtime_unavailable(client: TestClient) -> None:
-    from app.runs import UnavailableRunner
+    class UnavailableRunner(GatedRunner):
+        async def run(self, *args: Any, **kwargs: Any) -> TestRun:
+            raise OpenFnRuntimeUnavailable("node is not installed here")
 
-    _runner(client, UnavailableRunner("node is not installed here"))
+    _runner(client, UnavailableRunner())
     workflow_id = create_workflow(client)["id"]
     response = _run(client, workflow_id)
     assert response.status_code == 503
