@@ -15,16 +15,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from agents.testrun.report import MASK, MIN_SECRET_CHARS, PUBLIC_CONFIGURATION_KEYS
 from tools.testrun import RunRequest, TestRun
 
-MASK = "***"
-"""What a credential value is replaced with in a stored or returned run."""
-MIN_SECRET_CHARS = 3
-"""Credential values shorter than this are not searched for in texts (every ``a`` of
-a log would go); their ``configuration`` keys are still dropped."""
-ADDRESS_KEYS = frozenset({"baseUrl", "hostUrl", "instanceUrl", "url", "apiVersion"})
-"""Configuration fields that say where a service is, not how to get in: kept in the
-run's request URLs unless they carry a user or password (``https://u:p@host``)."""
+ADDRESS_KEYS = PUBLIC_CONFIGURATION_KEYS
+"""Configuration fields that say where a service is, not how to get in (the runner's own
+list): kept in the run's request URLs unless they carry a user or password
+(``https://u:p@host``)."""
 
 
 def _leaves(value: Any, key: str | None = None) -> Iterator[tuple[str | None, Any]]:

@@ -29,6 +29,7 @@ from agents.testrun.install import (
 from agents.testrun.limits import RunLimits
 from agents.testrun.process import run_node
 from agents.testrun.report import (
+    Outcome,
     RunPlan,
     build_run,
     mask,
@@ -157,8 +158,8 @@ class LocalRunner:
         ``record_bodies`` (request bodies in ``RunDetail.events``). The service never
         passes them (``TestRunner.run`` has none of them)."""
         started = time.monotonic()
-        try:
-            plan = self._plan(workflow)
+        try:  # parsing and exporting a large document is thread-pool work, not the loop's
+            plan = await asyncio.to_thread(self._plan, workflow)
         except DocumentError as exc:
             run = TestRun(
                 run_id=run_id,
@@ -200,19 +201,10 @@ class LocalRunner:
             on_event=lambda event: self._progress(event, run_id, plan, on_progress),
         )
         outcome.duration_ms = int((time.monotonic() - started) * 1000)
-        secrets = secret_values(configuration)
-        run = build_run(
-            run_id,
-            plan,
-            events,
-            outcome,
-            secrets=secrets,
-            workflow_id=workflow_id,
-            version=version,
+        # Reading up to total_bytes of events and sweeping them for secrets: off the loop.
+        return await asyncio.to_thread(
+            _detail, run_id, plan, events, outcome, configuration, workflow_id, version
         )
-        if secrets:
-            events = mask(events, secrets)
-        return RunDetail(run=run, events=events, plan=plan)
 
     @staticmethod
     def _plan(workflow: WorkflowSource) -> RunPlan:
@@ -238,3 +230,28 @@ class LocalRunner:
             await on_progress(RunProgressEvent(run_id=run_id, step_key=key, status=status))
         except Exception:  # a gone listener must not stop the run
             log.warning("test run %s: a progress listener failed", run_id, exc_info=True)
+
+
+def _detail(
+    run_id: str,
+    plan: RunPlan,
+    events: list[dict[str, Any]],
+    outcome: Outcome,
+    configuration: dict[str, Any] | None,
+    workflow_id: str | None,
+    version: int | None,
+) -> RunDetail:
+    """The run node reported, its credential values masked in the run and the events."""
+    secrets = secret_values(configuration)
+    run = build_run(
+        run_id,
+        plan,
+        events,
+        outcome,
+        secrets=secrets,
+        workflow_id=workflow_id,
+        version=version,
+    )
+    if secrets:
+        events = mask(events, secrets)
+    return RunDetail(run=run, events=events, plan=plan)

@@ -27,7 +27,9 @@ PUBLIC_CONFIGURATION_KEYS = frozenset(
     {"baseUrl", "hostUrl", "host", "url", "apiPath", "apiVersion", "instanceUrl", "loginUrl"}
 )
 MASK = "***"
-_MIN_SECRET_CHARS = 3
+MIN_SECRET_CHARS = 3
+"""Credential values shorter than this are not searched for in texts (every ``a`` of a
+log would go)."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,8 @@ def secret_values(configuration: Mapping[str, Any] | None) -> list[str]:
                 walk(v, key)
         elif isinstance(value, str | int | float) and not isinstance(value, bool):
             text = str(value)
-            if key not in PUBLIC_CONFIGURATION_KEYS and len(text) >= _MIN_SECRET_CHARS:
+            public = key in PUBLIC_CONFIGURATION_KEYS and "@" not in text  # no https://u:p@h
+            if not public and len(text) >= MIN_SECRET_CHARS:
                 # as is, inside JSON text, and URL-encoded (a query string, a form body)
                 found.update({text, json.dumps(text)[1:-1], quote(text, safe="-_.!~*'()")})
                 found.add(quote_plus(text, safe="*~"))

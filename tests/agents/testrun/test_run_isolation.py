@@ -135,3 +135,13 @@ async def test_a_logged_credential_is_in_no_report_nor_event(runner: LocalRunner
     (call,) = run.requests
     assert call.matched and call.url == "https://api.example.org/q?again=***&key=***"
     assert fail.error is not None and fail.error.endswith("bad password ***")
+
+
+def test_an_address_is_kept_unless_it_carries_a_password() -> None:
+    from agents.testrun.report import secret_values
+
+    values = secret_values(
+        {"baseUrl": "https://emr.example.org", "url": "https://ana:pw-77@emr.example.org"}
+    )
+    assert "https://emr.example.org" not in values
+    assert "https://ana:pw-77@emr.example.org" in values
