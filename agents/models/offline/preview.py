@@ -65,6 +65,13 @@ _QUESTIONS = (
         r"|^what\s+if\s+(?P<cond2>.+)$",
         re.I,
     ),
+    # if I remove X, what happens / suppose we drop X: which steps stop?
+    re.compile(
+        r"^(?:if|when|once|suppose|say|imagine|assume)\s+(?P<cond3>.+?)\s*[,;:]?\s+"
+        r"(?:then\s+)?(?:what|which(?:\s+steps?|\s+parts?)?)(?:\s+\w+){0,3}?\s+"
+        r"(?:happens?|breaks?|stops?|changes?|fails?|runs?|(?:is|are|gets?)\s+affected)$",
+        re.I,
+    ),
     # what does removing X do / what's the impact of deleting X / how would dropping X affect it
     re.compile(
         r"^(?:what(?:'s|\s+is|\s+are|\s+would\s+be|\s+will\s+be)\s+(?:the\s+)?(?:impact|effects?"
@@ -116,8 +123,9 @@ def preview(text: str, view: View, resolver: Resolver) -> Outcome | None:
         if match is None:
             continue
         groups = {k: v for k, v in match.groupdict().items() if v is not None}
-        if "cond" in groups or "cond2" in groups:
-            outcome = _condition(groups.get("cond") or groups["cond2"], view, resolver)
+        cond = groups.get("cond") or groups.get("cond2") or groups.get("cond3")
+        if cond is not None:
+            outcome = _condition(cond, view, resolver)
         elif "gerund" in groups:
             outcome = _change(groups["gerund"], groups["ref"], view, resolver)
         elif "dref" in groups:

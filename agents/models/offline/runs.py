@@ -32,6 +32,12 @@ _TEST_RUN = (
         rf"^(?:test(?:[- ]?run)?|dry[- ]?run|trial[- ]run)(?:\s+{_WORKFLOW})?{_AGAIN}{_SAMPLE}$",
         re.I | re.S,
     ),
+    # try running it / start testing the workflow
+    re.compile(
+        rf"^(?:try|start|begin)\s+(?:running|testing|test[- ]running|executing)"
+        rf"(?:\s+{_WORKFLOW})?{_AGAIN}{_SAMPLE}$",
+        re.I | re.S,
+    ),
     # run it / try it (out) / execute the workflow: these verbs need their object
     re.compile(rf"^(?:run|try|execute|exercise)\s+{_WORKFLOW}{_AGAIN}{_SAMPLE}$", re.I | re.S),
     # do a test run / give it a try / run a test (of the workflow)

@@ -256,6 +256,31 @@ CASES = [
         says=("Send SMS",),
     ),
     Case(
+        "preview-condition-first",
+        "referral",
+        "if I take out send email, what breaks?",
+        calls=(("preview_change", {"tool": "remove_jobs", "input": {"keys": ["send-email"]}}),),
+    ),
+    Case(
+        "preview-suppose",
+        "referral",
+        "suppose we delete check coverage: which steps stop?",
+        calls=(("preview_change", {"tool": "remove_jobs", "input": {"keys": ["check-coverage"]}}),),
+        says=("Send email",),
+    ),
+    Case(
+        "test-try-running",
+        "referral",
+        'start testing the workflow with {"plan": "HMO"}',
+        calls=(("test_run", {"input": {"data": {"plan": "HMO"}}}),),
+    ),
+    Case(
+        "test-try-running-bare",
+        "referral",
+        "try running it",
+        calls=(("test_run", {}),),
+    ),
+    Case(
         "preview-not-a-removal",
         "referral",
         "remove send sms",
