@@ -27,9 +27,7 @@ PUBLIC_CONFIGURATION_KEYS = frozenset(
     {"baseUrl", "hostUrl", "host", "url", "apiPath", "apiVersion", "instanceUrl", "loginUrl"}
 )
 MASK = "***"
-MIN_SECRET_CHARS = 3
-"""Credential values shorter than this are not searched for in texts (every ``a`` of a
-log would go)."""
+MIN_SECRET_CHARS = 3  # shorter credential values are not searched for (every "a" would go)
 
 
 @dataclass(frozen=True)
