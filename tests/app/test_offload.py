@@ -27,8 +27,9 @@ async def test_work_runs_off_the_loop_with_the_collector_paused_until_the_last_j
         return 7
 
     slow = asyncio.ensure_future(off_loop(job, True))
-    while not seen:
-        await asyncio.sleep(0.01)
+    async with asyncio.timeout(5):  # a job that never starts fails here instead of hanging
+        while not seen:
+            await asyncio.sleep(0.01)
     assert await off_loop(job, False) == 7
     assert not gc.isenabled(), "a job still running: the collector stays paused"
     release.set()
@@ -123,8 +124,9 @@ async def test_tidies_run_every_interval(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setattr(offload, "tidy", counting_tidy)
     task = asyncio.ensure_future(tidy_periodically(0.01))
-    while len(calls) < 3:
-        await asyncio.sleep(0.01)
+    async with asyncio.timeout(5):  # a tidy loop that never ticks fails here instead of hanging
+        while len(calls) < 3:
+            await asyncio.sleep(0.01)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
