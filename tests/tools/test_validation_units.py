@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
+from datetime import datetime
 
 import pytest
 
 from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
 from tools.catalogue.names import adaptor_short_name, resolve_adaptor, split_adaptor
-from tools.document.cron import cron_problem
+from tools.document.cron import cron_problem, next_runs
 from tools.document.names import derive_key, did_you_mean, edge_key, is_valid_key, sanitise_name
 from tools.document.structure import Edge, Job, Structure, Trigger
 from tools.document.validation import Problem, validate
@@ -45,25 +46,29 @@ INVALID_CRON = [
     ("* * * *", "got 4"),
     ("0 0 * * * *", "got 6"),
     ("0 0 1 1 * 2030", "got 6"),
-    ("60 * * * *", "minute field"),
+    ("60 * * * *", "minute field '60': out of range"),
     ("* 24 * * *", "hour field"),
-    ("* * 0 * *", "day of month field"),
+    ("* * 0 * *", "day of month field '0': out of range"),
     ("* * 32 * *", "day of month field"),
     ("* * * 0 *", "month field"),
     ("* * * 13 *", "month field"),
-    ("* * * * 8", "day of week field"),
-    ("*/0 * * * *", "step"),
-    ("*/x * * * *", "step"),
-    ("5-1 * * * *", "runs backwards"),
-    ("* * * * FRI-MON", "runs backwards"),
+    ("* * * * 8", "day of week field '8': out of range"),
+    ("*/0 * * * *", "minute field '*/0': step '0'"),
+    ("*/x * * * *", "minute field '*/x': not a value"),
+    ("5-1 * * * *", "range '5-1' runs backwards"),
+    ("* * * * FRI-MON", "range 'fri-mon' runs backwards"),
     ("1,,2 * * * *", "empty list item"),
-    ("a * * * *", "is not a number"),
-    ("* * * * MON-XYZ", "is not a number"),
-    ("* * * MON *", "is not a number"),
-    ("* * * * JAN", "is not a number"),
-    ("-1 * * * *", "is not a number"),
-    ("1- * * * *", "is not a number"),
-    ("? * * * *", "is not a number"),
+    ("a * * * *", "minute field 'a': not a value"),
+    ("* * * * MON-XYZ", "day of week field"),
+    ("* * * MON *", "month field 'MON': not a value"),
+    ("* * * * JAN", "day of week field 'JAN': not a value"),
+    ("-1 * * * *", "minute field '-1'"),
+    ("1- * * * *", "minute field '1-'"),
+    ("? * * * *", "'?' is an extension"),
+    ("0 0 L * *", "'l' is an extension"),
+    ("0 0 15W * *", "'w' is an extension"),
+    ("0 0 * * 1#2", "'#' is an extension"),
+    ("0 0 30 2 *", "no date ever matches"),
     ("@daily", "got 1"),
     ("every day at nine", "got 4"),
 ]
@@ -79,6 +84,19 @@ def test_invalid_cron(expression: str, reason: str) -> None:
     problem = cron_problem(expression)
     assert problem is not None
     assert reason in problem
+
+
+def test_next_runs_step_through_the_schedule() -> None:
+    start = datetime(2026, 12, 4, 15, 30)  # a Friday
+    assert next_runs("0 7 * * 1-5", start) == [
+        datetime(2026, 12, 7, 7, 0),
+        datetime(2026, 12, 8, 7, 0),
+        datetime(2026, 12, 9, 7, 0),
+    ]
+    assert next_runs("*/20 * * * *", start, count=2) == [
+        datetime(2026, 12, 4, 15, 40),
+        datetime(2026, 12, 4, 16, 0),
+    ]
 
 
 # =========================================================================== names

@@ -1,70 +1,71 @@
-"""Validation of 5-field cron expressions (minute hour day-of-month month day-of-week)."""
+"""5-field cron expressions (minute hour day-of-month month day-of-week), read by croniter.
+
+croniter parses and steps through schedules; what it accepts beyond what OpenFn's
+scheduler takes is refused here first: a sixth (seconds) or seventh (year) field,
+Quartz extras (``L``, ``W``, ``#``, ``?``), ``@daily``-style names, and a range that
+runs backwards (croniter wraps ``5-1`` round; a crontab line refuses it).
+"""
 
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
-_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-_DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
-_FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (
-    ("minute", 0, 59, {}),
-    ("hour", 0, 23, {}),
-    ("day of month", 1, 31, {}),
-    (
-        "month",
-        1,
-        12,
-        {
-            m: i + 1
-            for i, m in enumerate(
-                ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-            )
-        },
-    ),
-    (
-        "day of week",
-        0,
-        7,
-        {d: i for i, d in enumerate(_DAYS)},
-    ),
-)
-_NUMBER = re.compile(r"^\d+$")
+from croniter import CroniterBadDateError, CroniterError, croniter
+
+FIELDS = ("minute", "hour", "day of month", "month", "day of week")
+_EXTENSION = re.compile(r"[?#@]|(?<![a-z])[lw](?![a-z])", re.I)
+_RANGE = re.compile(r"^(?P<start>[a-z0-9]+)-(?P<end>[a-z0-9]+)$", re.I)
 
 
 def cron_problem(expression: str) -> str | None:
-    """Return why ``expression`` is not a valid 5-field cron expression, or None."""
+    """Return why ``expression`` is not a 5-field cron expression OpenFn can schedule, or None."""
     parts = expression.split()
-    if len(parts) != 5:
+    if len(parts) != len(FIELDS):
         return f"a cron expression has 5 fields (minute hour day month weekday); got {len(parts)}"
-    for part, (label, low, high, names) in zip(parts, _FIELDS, strict=True):
-        for item in part.split(","):
-            problem = _item_problem(item.lower(), low, high, names)
-            if problem:
-                return f"{label} field {part!r}: {problem}"
+    for index, part in enumerate(parts):
+        problem = _field_problem(index, part.lower())
+        if problem:
+            return f"{FIELDS[index]} field {part!r}: {problem}"
+    try:
+        croniter(" ".join(parts)).get_next(datetime)
+    except CroniterBadDateError:
+        return "no date ever matches it (check the day of month against the month)"
     return None
 
 
-def _item_problem(item: str, low: int, high: int, names: dict[str, int]) -> str | None:
-    if not item:
+def next_runs(expression: str, after: datetime, count: int = 3) -> list[datetime]:
+    """The next ``count`` times a valid ``expression`` fires after ``after`` (same timezone)."""
+    schedule = croniter(expression, after)
+    return [schedule.get_next(datetime) for _ in range(count)]
+
+
+def _field_problem(index: int, part: str) -> str | None:
+    """Why one field is refused: croniter judges values, names and steps in the field's place."""
+    if any(not item for item in part.split(",")):
         return "empty list item"
-    base, _, step = item.partition("/")
-    if step and (not _NUMBER.match(step) or int(step) == 0):
-        return f"step {step!r} must be a positive number"
-    if base == "*":
-        return None
-    start, dash, end = base.partition("-")
-    values = [start, end] if dash else [start]
-    parsed: list[int] = []
-    for value in values:
-        if value in names:
-            parsed.append(names[value])
-        elif _NUMBER.match(value):
-            parsed.append(int(value))
-        else:
-            return f"{value!r} is not a number"
-    for number in parsed:
-        if not low <= number <= high:
-            return f"{number} is outside {low}-{high}"
-    if len(parsed) == 2 and parsed[0] > parsed[1]:
-        return f"range {base!r} runs backwards"
+    if extra := _EXTENSION.search(part):
+        return f"{extra.group(0)!r} is an extension OpenFn's scheduler does not take"
+    alone = " ".join(part if i == index else "*" for i in range(len(FIELDS)))
+    try:
+        croniter(alone)
+    except CroniterError as exc:
+        return _reason(str(exc))
+    for item in part.split(","):
+        bounds = _RANGE.match(item.partition("/")[0])
+        if bounds and _value(index, bounds["start"]) > _value(index, bounds["end"]):
+            return f"range {bounds.group(0)!r} runs backwards"
     return None
+
+
+def _value(index: int, token: str) -> int:
+    """A field token as croniter numbers it (names through its own table)."""
+    names: dict[str, int] = croniter.ALPHACONV[index]
+    return names[token] if token in names else int(token)
+
+
+def _reason(message: str) -> str:
+    """croniter's words without the echoed expression (``[* * 0 * *] is not acceptable, …``)."""
+    detail = message.rpartition("]")[2].strip(" ,")
+    detail = detail.removeprefix("is not acceptable").strip(" ,")
+    return detail or "not a value this field takes"
