@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tree_sitter import Language, Node, Parser
+
 from tools.errors import PlanwrightError
 
 REACHABLE_PACKAGES: tuple[str, ...] = (
@@ -162,40 +164,54 @@ def parse_ast(data: object) -> list[PackageFunction]:
 
 # --------------------------------------------------------------------------- .d.ts JSDoc
 
-_DTS_FUNCTION = re.compile(
-    r"/\*\*(?P<doc>(?:(?!\*/).)*)\*/\s*export\s+(?:declare\s+)?function\s+(?P<name>[A-Za-z_$][\w$]*)\s*\(",
-    re.S,
-)
+_DTS_PARAMETERS = ("required_parameter", "optional_parameter")
+
+
+def _typescript() -> Parser:
+    """A parser for TypeScript declarations (tree-sitter's own grammar, loaded on first use)."""
+    import tree_sitter_typescript
+
+    return Parser(Language(tree_sitter_typescript.language_typescript()))
+
+
+def _exported_functions(root: Node) -> Iterable[tuple[Node, Node | None]]:
+    """Each exported function signature at the top level, with the comment just above it."""
+    previous: Node | None = None
+    for node in root.named_children:
+        if node.type == "export_statement":
+            declaration = node.named_children[-1] if node.named_children else None
+            if declaration is not None and declaration.type == "ambient_declaration":
+                declaration = declaration.named_children[-1] if declaration.named_children else None
+            if declaration is not None and declaration.type in (
+                "function_signature",
+                "function_declaration",
+            ):
+                yield declaration, previous if previous and previous.type == "comment" else None
+        previous = node
+
+
+def _parameter_names(function: Node) -> tuple[str, ...]:
+    """Named parameters of a signature (``...rest`` kept; destructured ones have no name)."""
+    parameters = function.child_by_field_name("parameters")
+    names: list[str] = []
+    for parameter in parameters.named_children if parameters else ():
+        pattern = parameter.child_by_field_name("pattern")
+        if parameter.type not in _DTS_PARAMETERS or pattern is None:
+            continue
+        if pattern.type == "identifier":
+            names.append(_text(pattern))
+        elif pattern.type == "rest_pattern" and pattern.named_children:
+            names.append("..." + _text(pattern.named_children[0]))
+    return tuple(names)
+
+
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8", "replace") if node.text else ""
+
+
 _PARAM_TAG = re.compile(
     r"^@param\s+(?:\{[^}]*\}\s*)?\[?(?P<name>[\w$.]+)[^\s]*\s*(?:-\s*)?(?P<text>.*)$"
 )
-
-
-def _split_params(text: str, start: int) -> tuple[str, ...]:
-    """Parameter names of a TypeScript signature whose ``(`` ends just before ``start``."""
-    depth = 1
-    current: list[str] = []
-    pieces: list[str] = []
-    for i in range(start, len(text)):
-        ch = text[i]
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}" or (ch == ">" and text[i - 1] != "="):  # `=>` is not a bracket
-            depth -= 1
-        if depth == 0:
-            break
-        if depth == 1 and ch == ",":
-            pieces.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-    pieces.append("".join(current))
-    result = []
-    for raw in pieces:
-        match = re.match(r"\s*((?:\.\.\.)?[A-Za-z_$][\w$]*)", raw)
-        if match:
-            result.append(match.group(1))
-    return tuple(result)
 
 
 def _jsdoc_blocks(doc: str) -> list[tuple[str, list[str]]]:
@@ -214,8 +230,12 @@ def _jsdoc_blocks(doc: str) -> list[tuple[str, list[str]]]:
 def parse_dts(text: str) -> list[PackageFunction]:
     """Public functions documented with JSDoc in a TypeScript declaration file."""
     functions = []
-    for match in _DTS_FUNCTION.finditer(text):
-        blocks = _jsdoc_blocks(match.group("doc"))
+    root = _typescript().parse(text.encode("utf-8")).root_node
+    for function, comment in _exported_functions(root):
+        doc = _text(comment) if comment is not None else ""
+        if not doc.startswith("/**"):
+            continue
+        blocks = _jsdoc_blocks(doc.removeprefix("/**").removesuffix("*/"))
         if not any(tag == "public" for tag, _ in blocks):
             continue
         param_docs: list[tuple[str, str]] = []
@@ -228,10 +248,11 @@ def parse_dts(text: str) -> list[PackageFunction]:
             elif tag == "example":
                 body = "\n".join(lines).strip()
                 examples.append(re.sub(r"</?caption>", "", body))
+        name = function.child_by_field_name("name")
         functions.append(
             PackageFunction(
-                name=match.group("name"),
-                params=_split_params(text, match.end()),
+                name=_text(name) if name is not None else "",
+                params=_parameter_names(function),
                 description=" ".join(s.strip() for s in blocks[0][1] if s.strip()),
                 param_docs=tuple(param_docs),
                 examples=tuple(e for e in examples if e),
