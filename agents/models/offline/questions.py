@@ -137,6 +137,10 @@ def _outcome(match: Match, view: View, resolver: Resolver) -> Outcome:
     return Reply(answer + ".")
 
 
+def _steps(count: int) -> str:
+    return f"{count} step{'s' if count != 1 else ''}"
+
+
 def _uses(match: Match, view: View, resolver: Resolver) -> Outcome:
     word = match.group("adaptor")
     adaptor = resolve_adaptor_word(word)
@@ -146,7 +150,24 @@ def _uses(match: Match, view: View, resolver: Resolver) -> Outcome:
     keys = [k for k in view.order() if view.adaptor_of(k) == short]
     if not keys:
         return Reply(f"No step uses {short}.")
-    return Reply(f"Steps using {short}: " + oxford([_name(view, k) for k in keys]) + ".")
+    names = oxford([_name(view, k) for k in keys])
+    if match.group("count"):
+        verb = "uses" if len(keys) == 1 else "use"
+        return Reply(f"{_steps(len(keys))} of {len(view.jobs)} {verb} {short}: {names}.")
+    return Reply(f"Steps using {short}: {names}.")
+
+
+def _count_edges(match: Match, view: View, resolver: Resolver) -> Outcome:
+    """Every connection, counted from the document (disabled ones said as such)."""
+    edges = view.edges
+    if not edges:
+        return Reply("There are no connections yet.")
+    disabled = sum(1 for e in edges if not e.enabled)
+    total = f"{len(edges)} connection{'s' if len(edges) != 1 else ''}"
+    if disabled:
+        total += f" ({disabled} disabled)"
+    lines = [f"- from {_name(view, e.source)} to {_arrow(view, e)}" for e in edges]
+    return Reply(f"{total}:\n" + "\n".join(lines))
 
 
 def _code_status(match: Match, view: View, resolver: Resolver) -> Outcome:
@@ -155,7 +176,10 @@ def _code_status(match: Match, view: View, resolver: Resolver) -> Outcome:
     label = "without code" if without else "with code"
     if not keys:
         return Reply(f"No steps {label}.")
-    return Reply(f"Steps {label}: " + oxford([_name(view, k) for k in keys]) + ".")
+    names = oxford([_name(view, k) for k in keys])
+    if match.group("count"):
+        return Reply(f"{_steps(len(keys))} of {len(view.jobs)} {label}: {names}.")
+    return Reply(f"Steps {label}: {names}.")
 
 
 def _trigger(match: Match, view: View, resolver: Resolver) -> Outcome:

@@ -82,12 +82,19 @@ RULES = [
         "if_fails",
         rf"^what\s+(?:happens|runs|comes|is\s+next|happens\s+next|runs\s+next|comes\s+next)\s+"
         rf"(?:if|when|once)\s+{_REF}\s+(?P<outcome>fails|errors|breaks|crashes|succeeds|works"
-        r"|passes)$|^what\s+if\s+(?P<ref2>.+?)\s+(?P<outcome2>fails|succeeds)$",
+        r"|passes)$|^what\s+if\s+(?P<ref2>.+?)\s+(?P<outcome2>fails|succeeds)$"
+        r"|^(?:if|when|once|suppose|say)\s+(?P<ref3>.+?)\s+(?P<outcome3>fails|errors|breaks"
+        r"|crashes|succeeds|works|passes),?\s+(?:then\s+)?what\s+(?:happens|runs|comes\s+next"
+        r"|happens\s+next|runs\s+next|is\s+next)(?:\s+then|\s+next)?$",
         q._outcome,
         Example(
             "what happens if check coverage fails",
             "the steps its on-failure (or on-success) edges lead to",
-            also=("what happens when check coverage succeeds",),
+            also=(
+                "what happens when check coverage succeeds",
+                "if check coverage fails, what happens",
+                "when check coverage works what runs next",
+            ),
             says=("Send",),
             menu="what happens if A fails",
         ),
@@ -96,18 +103,22 @@ RULES = [
         "after",
         rf"^(?:what|where)\s+(?:happens|runs|comes|goes|is\s+next|does\s+it\s+go)\s+(?:next\s+)?"
         rf"after\s+{_REF}$|^what\s+(?:follows|comes\s+after)\s+{_REF.replace('ref', 'ref2')}$"
-        rf"|^where\s+does\s+(?P<ref3>.+?)\s+(?:go|lead)(?:\s+next)?$",
+        rf"|^where\s+does\s+(?P<ref3>.+?)\s+(?:go|lead)(?:\s+next)?$"
+        r"|^(?:which|what)\s+(?:steps?|jobs?)\s+(?:run|runs|come|comes|follow|follows|happen"
+        r"|happens|go|goes)\s+(?:next\s+)?after\s+(?P<ref4>.+?)$",
         q._after,
         Example(
             "what happens after check coverage",
             "the steps it leads to, and on what",
-            also=("where does get referrals go",),
+            also=("where does get referrals go", "which steps run after check coverage"),
         ),
     ),
     _rule(
         "before",
         rf"^what\s+(?:happens|runs|comes|leads)\s+(?:before|to|into)\s+{_REF}$"
-        rf"|^what\s+(?:feeds|precedes)\s+(?P<ref2>.+)$",
+        rf"|^what\s+(?:feeds|precedes)\s+(?P<ref2>.+)$"
+        r"|^(?:which|what)\s+(?:steps?|jobs?)\s+(?:run|runs|come|comes|happen|happens|lead|leads"
+        r"|feed|feeds)\s+(?:before|to|into)\s+(?P<ref3>.+?)$",
         q._before,
         Example(
             "what runs before check coverage",
@@ -120,7 +131,9 @@ RULES = [
         r"^(?:which|what)\s+(?:steps?|jobs?)\s+(?:use|uses|are\s+using|run\s+on|talk\s+to)\s+"
         r"(?:the\s+)?(?P<adaptor>[\w@./-]+)(?:\s+adaptor)?$"
         r"|^(?:what|which|does\s+anything|do\s+any\s+steps)\s+uses?\s+(?:the\s+)?"
-        r"(?P<adaptor2>[\w@./-]+)(?:\s+adaptor)?$",
+        r"(?P<adaptor2>[\w@./-]+)(?:\s+adaptor)?$"
+        r"|^how\s+many\s+(?P<count>steps?|jobs?)\s+(?:use|uses|are\s+using|run\s+on|talk\s+to"
+        r"|call)\s+(?:the\s+)?(?P<adaptor3>[\w@./-]+)(?:\s+adaptor)?$",
         q._uses,
         Example(
             "which steps use http",
@@ -128,16 +141,31 @@ RULES = [
             says=("Get referrals",),
             menu="which steps use http",
         ),
+        Example(
+            "how many steps use fhir",
+            "how many steps have that adaptor, counted from the document, and which",
+            also=("how many jobs are using the gmail adaptor",),
+            says=("1 step of 4 uses",),
+        ),
     ),
     _rule(
         "code_status",
         r"^(?:which|what)\s+(?:steps?|jobs?)\s+(?:(?P<no>have\s+no|don'?t\s+have|do\s+not\s+have|"
-        r"lack|are\s+missing|still\s+need|need)|have|already\s+have)\s+(?:any\s+)?code$",
+        r"lack|are\s+missing|still\s+need|need)|have|already\s+have)\s+(?:any\s+)?code$"
+        r"|^how\s+many\s+(?P<count>steps?|jobs?)\s+(?:(?P<no2>have\s+no|don'?t\s+have"
+        r"|do\s+not\s+have|lack|are\s+missing|still\s+need|need)|have|already\s+have)"
+        r"\s+(?:any\s+)?code(?:\s+yet)?$",
         q._code_status,
         Example(
             "which steps have no code",
             "the steps with (or without) code",
             also=("which steps have code",),
+        ),
+        Example(
+            "how many steps have no code",
+            "how many steps have (or lack) code, counted from the document, and which",
+            also=("how many steps already have code",),
+            says=("of 4",),
         ),
     ),
     _rule(
@@ -175,14 +203,31 @@ RULES = [
         ),
     ),
     _rule(
+        "count_edges",
+        rf"^(?:how\s+many|list|show|what\s+are|which\s+are)\s+(?:me\s+)?{_THE}(?:all\s+)?"
+        rf"(?:the\s+)?(?:edges|connections|links)(?:\s+(?:are\s+there|(?:are\s+)?in\s+"
+        rf"(?:{_WF})|(?:does|do)\s+(?:{_WF})\s+have))?$",
+        q._count_edges,
+        Example(
+            "how many connections are there",
+            "every connection from one step (or the trigger) to the next, counted",
+            also=("list the edges",),
+            says=("4 connections", 'from "Check coverage" to "Send SMS" (on failure)'),
+        ),
+    ),
+    _rule(
         "list_steps",
         rf"^(?:list|show|name|what\s+are|which\s+are|give\s+me)\s+(?:me\s+)?{_THE}(?:all\s+)?"
-        rf"(?:the\s+)?steps(?:\s+in\s+(?:{_WF}))?$|^how\s+many\s+steps.*$|^what\s+steps\b.*$",
+        rf"(?:the\s+)?steps(?:\s+in\s+(?:{_WF}))?$"
+        rf"|^how\s+many\s+(?:steps|jobs)(?:\s+(?:are\s+there|(?:are\s+)?in\s+(?:{_WF})"
+        rf"|(?:does|do)\s+(?:{_WF}|we|you)\s+have|(?:{_WF})\s+has))?$"
+        rf"|^what\s+steps\s+(?:are\s+there|(?:are\s+)?in\s+(?:{_WF})|(?:does|do)\s+(?:{_WF}"
+        rf"|we)\s+have|(?:{_WF})\s+has)$",
         q._list_steps,
         Example(
             "list the steps",
             "the steps, with their adaptors",
-            also=("how many steps are there",),
+            also=("how many steps are there", "what steps does this workflow have"),
             says=("Check coverage",),
             menu="list the steps",
         ),
