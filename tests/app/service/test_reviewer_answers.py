@@ -5,6 +5,7 @@ SQLite and Postgres."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,11 +43,11 @@ QUESTIONS = [
 
 
 @pytest.fixture
-def client(tmp_path: Path, database_url: str) -> TestClient:
+def client(tmp_path: Path, database_url: str) -> Iterator[TestClient]:
     model = OfflineModel()
     models: dict[ModelRole, ChatModel] = {"router": model, "planner": model, "job_code": model}
     with TestClient(create_app(make_settings(tmp_path, database_url), models=models)) as client:
-        yield client  # type: ignore[misc]
+        yield client
 
 
 def test_a_reviewer_gets_exact_answers_and_nothing_changes(client: TestClient) -> None:
