@@ -14,8 +14,10 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends nodejs npm util-linux \
     && rm -rf /var/lib/apt/lists/* \
     && python -m agents.testrun.install /opt/planwright/openfn-runtime \
+    && python -m app.web.assets /opt/planwright/web-assets \
     && node --version
-ENV PLANWRIGHT_RUN_RUNTIME_DIR=/opt/planwright/openfn-runtime
+ENV PLANWRIGHT_RUN_RUNTIME_DIR=/opt/planwright/openfn-runtime \
+    PLANWRIGHT_WEB_ASSETS_DIR=/opt/planwright/web-assets
 EXPOSE 8000
 # Inside a container the service must listen on all interfaces; the service
 # refuses that without auth tokens, so set PLANWRIGHT_TOKENS when running it.

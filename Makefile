@@ -1,6 +1,6 @@
 # Two commands do everything on a fresh machine:
-#   make serve   - install into .venv (once), install OpenFn's runtime for test runs (once)
-#                  and run the service on embedded defaults
+#   make serve   - install into .venv (once), install OpenFn's runtime for test runs and the
+#                  web page's npm libraries (once) and run the service on embedded defaults
 #   make test    - install into .venv (once), ensure Redis, Postgres, Chromium and the
 #                  npm @openfn/project and @openfn/runtime (scripts/ensure-test-services.sh), then run lint,
 #                  types and the whole test suite
@@ -17,10 +17,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# The pinned @openfn/runtime + adaptors for test runs (npm ci once, then a stamp check);
-# without node/npm it says so and the service still starts (runs answer 503).
+# The pinned @openfn/runtime + adaptors for test runs and the web page's libraries (npm ci
+# once, then a stamp check); without node/npm it says so and the service still starts
+# (runs answer 503; the page cannot load).
 serve: $(STAMP)
 	-$(BIN)/python -m agents.testrun.install
+	-$(BIN)/python -m app.web.assets
 	$(BIN)/planwright serve
 
 lint: $(STAMP)

@@ -24,6 +24,7 @@ from app.offload import tidy_periodically
 from app.origin import SameOriginWebSockets
 from app.services import open_services
 from app.settings import Settings
+from app.web.assets import modules_dir
 from app.ws import chat, watch
 from tools.errors import PlanwrightError
 
@@ -90,6 +91,7 @@ def create_app(
     async def planwright_error(request: Request, exc: PlanwrightError) -> JSONResponse:
         return error_response(exc)
 
+    app.router.routes.append(web.vendor_files(modules_dir(settings.web_assets_dir)))
     for router in routers:
         app.include_router(router)
     return app

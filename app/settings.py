@@ -150,6 +150,11 @@ class Settings(BaseSettings):
         description="Where the pinned @openfn/runtime and adaptors are installed "
         "(python -m agents.testrun.install); unset: .cache/openfn-runtime in the checkout.",
     )
+    web_assets_dir: Path | None = Field(
+        None,
+        description="Where the web page's pinned npm libraries are installed "
+        "(python -m app.web.assets); unset: .cache/web-assets in the checkout.",
+    )
     runs_per_worker: int = Field(
         2, ge=1, le=64, description="Test runs one worker process runs at once."
     )

@@ -10,6 +10,7 @@
 #   * the pinned npm `@openfn/project` for tests/external (needs node >= 20 and npm)
 #   * the pinned npm `@openfn/runtime` + language-common/-http for tests/external
 #     and the eval runtime grader (agents/testrun/node, same mechanism)
+#   * the web page's pinned npm libraries (app/web/packages, same mechanism)
 #
 # Idempotent and silent when everything is already there. Installing packages
 # needs root; without it the script lists what is missing and how to install
@@ -142,11 +143,20 @@ ensure_openfn_runtime() {
     || need "@openfn/runtime (npm ci in .cache/openfn-runtime)" "needs the npm registry; see the error above"
 }
 
+# --- the web page's npm libraries (js-yaml, jsdiff, dagre) for the browser tests -
+ensure_web_assets() {
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || return 0 # said above
+  [ -x "$PYTHON" ] || return 0
+  "$PYTHON" -m app.web.assets >/dev/null \
+    || need "the web page's libraries (npm ci in .cache/web-assets)" "needs the npm registry; see the error above"
+}
+
 ensure_redis
 ensure_postgres
 ensure_chromium
 ensure_openfn_project
 ensure_openfn_runtime
+ensure_web_assets
 
 if [ "${#missing[@]}" -gt 0 ]; then
   say "the test suite needs these and they are missing:"

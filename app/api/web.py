@@ -1,4 +1,5 @@
-"""The web page: ``/`` serves ``index.html``, ``/static/*`` the files beside it.
+"""The web page: ``/`` serves ``index.html``, ``/static/*`` the files beside it, and
+``/static/vendor/<package>/<path>`` the npm libraries it imports (:mod:`app.web.assets`).
 
 Everything the page needs comes from this server (no CDN), so a strict
 Content-Security-Policy holds: scripts, styles and sockets from this origin only.
@@ -6,14 +7,18 @@ Content-Security-Policy holds: scripts, styles and sockets from this origin only
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
+from starlette.routing import Mount
 from starlette.types import Scope
 
 from app.web import INDEX_HTML, WEB_DIR
+from app.web.assets import packages
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -49,6 +54,25 @@ class _Static(StaticFiles):
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers.setdefault("Cache-Control", "no-cache")
         return response
+
+
+class _Vendor(_Static):
+    """Files of the pinned npm packages only (``node_modules`` holds more: their own
+    dependencies and npm's bookkeeping); 404 until they are installed."""
+
+    def __init__(self, directory: Path, packages: tuple[str, ...]) -> None:
+        super().__init__(directory=directory, check_dir=False)
+        self._prefixes = tuple(f"{name}/" for name in packages)
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        if not path.startswith(self._prefixes):
+            raise HTTPException(status_code=404)
+        return await super().get_response(path, scope)
+
+
+def vendor_files(directory: Path) -> Mount:
+    """``/static/vendor``: mounted by the app before ``/static`` (the first match wins)."""
+    return Mount("/static/vendor", _Vendor(directory, packages()), name="vendor")
 
 
 router.mount("/static", _Static(directory=WEB_DIR), name="static")

@@ -1,5 +1,5 @@
 """The static web page (no build step): ``index.html``, ES modules in ``js/``,
-``styles.css`` and vendored libraries in ``vendor/`` with their licences.
+``styles.css``; its npm libraries come from ``packages/`` (:mod:`app.web.assets`).
 
 Served by :mod:`app.api.web` at ``/`` and ``/static/``.
 """

@@ -1,5 +1,6 @@
 // The workflow diagram: a layered layout (trigger, then steps by depth) drawn as SVG.
 
+import { Graph, layout as dagreLayout } from "../vendor/@dagrejs/dagre/dist/dagre.esm.js";
 import { h, s, clear } from "./dom.js";
 import { adaptorLabel, conditionClass, conditionText, hasCode, unreachableSteps } from "./model.js";
 
@@ -9,7 +10,6 @@ const TRIGGER_H = 44;
 const GAP_X = 52;
 const GAP_Y = 92;
 const PAD = 24;
-const VIRTUAL_W = 24;
 const EDGE_KINDS = ["success", "failure", "always", "js", "disabled"];
 
 const nodeId = (kind, key) => `${kind}:${key}`;
@@ -18,179 +18,58 @@ function truncate(text, max) {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-// Sugiyama-style layering: longest path from the trigger, edges that skip rows
-// routed through virtual points, a few barycentre sweeps to reduce crossings.
-// -> {nodes: Map(id -> node), routes: [{edge, from, to, via: [virtual ids]}], width, height}
+// Layered layout by dagre (rank by longest path, crossing reduction, edges that skip
+// ranks routed through dummy points, edge labels placed as nodes of their own).
+// -> {nodes: Map(id -> node{kind, item, x, y, w, h}), routes: [{edge, from, to, points,
+//    label: {x, y}}], width, height}
 export function layout(model) {
+  const graph = new Graph({ multigraph: true });
+  graph.setGraph({ rankdir: "TB", nodesep: GAP_X, ranksep: GAP_Y, edgesep: 16, marginx: PAD, marginy: PAD });
   const nodes = new Map();
-  model.triggers.forEach((trigger, index) => {
-    nodes.set(nodeId("trigger", trigger.key), { kind: "trigger", item: trigger, order: index });
-  });
-  model.jobs.forEach((job, index) => {
-    nodes.set(nodeId("job", job.key), { kind: "job", item: job, order: 1000 + index });
-  });
+  for (const trigger of model.triggers) {
+    nodes.set(nodeId("trigger", trigger.key), { kind: "trigger", item: trigger, w: NODE_W, h: TRIGGER_H });
+  }
+  for (const job of model.jobs) {
+    nodes.set(nodeId("job", job.key), { kind: "job", item: job, w: NODE_W, h: NODE_H });
+  }
+  for (const [id, node] of nodes) graph.setNode(id, { width: node.w, height: node.h });
   const routes = [];
   for (const edge of model.edges) {
     const from = nodeId(edge.fromTrigger ? "trigger" : "job", edge.source);
     const to = nodeId("job", edge.target);
-    if (nodes.has(from) && nodes.has(to) && from !== to) routes.push({ edge, from, to, via: [] });
+    if (!nodes.has(from) || !nodes.has(to) || from === to) continue;
+    const text = conditionText(edge);
+    graph.setEdge(from, to, { width: labelWidth(text), height: LABEL_H, labelpos: "c" }, edge.key);
+    routes.push({ edge, from, to });
   }
-
-  // Longest-path layering (Kahn's order); anything left on a cycle goes last.
-  const outgoing = new Map([...nodes.keys()].map((id) => [id, []]));
-  const remaining = new Map([...nodes.keys()].map((id) => [id, 0]));
-  for (const { from, to } of routes) {
-    outgoing.get(from).push(to);
-    remaining.set(to, remaining.get(to) + 1);
-  }
-  const base = model.triggers.length ? 1 : 0;
-  const layer = new Map();
-  const queue = [];
+  dagreLayout(graph);
   for (const [id, node] of nodes) {
-    if (remaining.get(id) === 0) {
-      layer.set(id, node.kind === "trigger" ? 0 : base);
-      queue.push(id);
-    }
+    const placed = graph.node(id);
+    node.x = placed.x - node.w / 2;
+    node.y = placed.y - node.h / 2;
   }
-  while (queue.length) {
-    const id = queue.shift();
-    for (const next of outgoing.get(id)) {
-      layer.set(next, Math.max(layer.get(next) ?? 0, layer.get(id) + 1));
-      remaining.set(next, remaining.get(next) - 1);
-      if (remaining.get(next) === 0) queue.push(next);
-    }
-  }
-  const deepest = Math.max(0, ...layer.values());
-  for (const id of nodes.keys()) if (remaining.get(id) > 0) layer.set(id, deepest + 1);
-
-  // Edges going down more than one row get a virtual point in each row between.
-  const parents = new Map([...nodes.keys()].map((id) => [id, []]));
   for (const route of routes) {
-    let previous = route.from;
-    const top = layer.get(route.from);
-    const bottom = layer.get(route.to);
-    for (let row = top + 1; row < bottom; row += 1) {
-      const id = `virtual:${route.edge.key}:${row}`;
-      nodes.set(id, { kind: "virtual", order: 5000 + nodes.size });
-      layer.set(id, row);
-      parents.set(id, [previous]);
-      route.via.push(id);
-      previous = id;
-    }
-    if (bottom > top) parents.get(route.to).push(previous);
+    const placed = graph.edge({ v: route.from, w: route.to, name: route.edge.key });
+    route.points = placed.points;
+    route.label = { x: placed.x, y: placed.y };
   }
-
-  const rows = [];
-  for (const [id] of [...nodes].sort((a, b) => a[1].order - b[1].order)) {
-    (rows[layer.get(id) ?? 0] ||= []).push(id);
-  }
-  const compact = rows.filter((row) => row && row.length);
-
-  for (let sweep = 0; sweep < 4; sweep += 1) {
-    for (let row = 1; row < compact.length; row += 1) {
-      const position = new Map();
-      compact[row - 1].forEach((id, index) => position.set(id, index));
-      const weight = (id, fallback) => {
-        const placed = parents.get(id).filter((p) => position.has(p));
-        if (!placed.length) return fallback;
-        return placed.reduce((sum, p) => sum + position.get(p), 0) / placed.length;
-      };
-      compact[row] = compact[row]
-        .map((id, index) => ({ id, key: weight(id, index) }))
-        .sort((a, b) => a.key - b.key)
-        .map((entry) => entry.id);
-    }
-  }
-
-  const widthOf = (id) => (nodes.get(id).kind === "virtual" ? VIRTUAL_W : NODE_W);
-  const rowWidth = (row) =>
-    row.reduce((sum, id) => sum + widthOf(id), 0) + (row.length - 1) * GAP_X;
-  const width = PAD * 2 + Math.max(NODE_W, ...compact.map(rowWidth));
-  let y = PAD;
-  for (const row of compact) {
-    let x = (width - rowWidth(row)) / 2;
-    const heights = row.map((id) => ({ trigger: TRIGGER_H, job: NODE_H }[nodes.get(id).kind] || 0));
-    const rowHeight = Math.max(TRIGGER_H, ...heights);
-    for (const id of row) {
-      const node = nodes.get(id);
-      node.w = widthOf(id);
-      node.h = node.kind === "virtual" ? rowHeight : node.kind === "trigger" ? TRIGGER_H : NODE_H;
-      node.x = x;
-      node.y = y + (rowHeight - node.h) / 2;
-      x += node.w + GAP_X;
-    }
-    y += rowHeight + GAP_Y;
-  }
-  return { nodes, routes, width, height: y - GAP_Y + PAD };
+  const { width, height } = graph.graph();
+  return { nodes, routes, width: Math.max(width, NODE_W + PAD * 2), height };
 }
 
-function spread(count, index) {
-  const step = Math.min(26, (NODE_W - 40) / Math.max(1, count - 1));
-  return (index - (count - 1) / 2) * step;
-}
-
-// Where each route leaves its source and enters its target: ports spread across the
-// node's edge, ordered by where the other end sits, so lines do not cross at a node.
-function ports(graph) {
-  const centre = (id) => graph.nodes.get(id).x + graph.nodes.get(id).w / 2;
-  const firstHop = (route) => (route.via.length ? route.via[0] : route.to);
-  const lastHop = (route) => (route.via.length ? route.via[route.via.length - 1] : route.from);
-  const result = new Map(graph.routes.map((route) => [route, { out: 0, in: 0 }]));
-  const assign = (endOf, otherEnd, side) => {
-    const groups = new Map();
-    for (const route of graph.routes) {
-      const key = endOf(route);
-      if (!groups.has(key)) groups.set(key, []);
-      groups.get(key).push(route);
-    }
-    for (const group of groups.values()) {
-      group.sort((a, b) => centre(otherEnd(a)) - centre(otherEnd(b)));
-      group.forEach((route, index) => {
-        result.get(route)[side] = spread(group.length, index);
-      });
-    }
-  };
-  assign((route) => route.from, firstHop, "out");
-  assign((route) => route.to, lastHop, "in");
-  return result;
-}
-
-function cubicAt(a, b, t) {
-  // Vertical tangents at both ends: control points straight below a and above b.
-  const bend = Math.max(24, (b.y - a.y) / 2);
-  const p1 = { x: a.x, y: a.y + bend };
-  const p2 = { x: b.x, y: b.y - bend };
-  const u = 1 - t;
-  return {
-    x: u * u * u * a.x + 3 * u * u * t * p1.x + 3 * u * t * t * p2.x + t * t * t * b.x,
-    y: u * u * u * a.y + 3 * u * u * t * p1.y + 3 * u * t * t * p2.y + t * t * t * b.y,
-  };
-}
-
-// -> {d, label: {x, y}}: a smooth path through the route's points.
-function routePath(graph, route, port, labelT) {
-  const from = graph.nodes.get(route.from);
-  const to = graph.nodes.get(route.to);
-  const points = [{ x: from.x + from.w / 2 + port.out, y: from.y + from.h }];
-  for (const id of route.via) {
-    const v = graph.nodes.get(id);
-    points.push({ x: v.x + v.w / 2, y: v.y }, { x: v.x + v.w / 2, y: v.y + v.h });
-  }
-  points.push({ x: to.x + to.w / 2 + port.in, y: to.y - 2 });
+// A smooth path through the route's points: straight to the first midpoint, then a
+// quadratic curve through each interior point to the next midpoint.
+function routePath(points) {
+  const mid = (a, b) => ({ x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 });
+  if (points.length < 3) return `M${points[0].x},${points[0].y} L${points.at(-1).x},${points.at(-1).y}`;
   let d = `M${points[0].x},${points[0].y}`;
-  for (let i = 1; i < points.length; i += 1) {
-    const a = points[i - 1];
-    const b = points[i];
-    if (i % 2 === 0) {
-      d += ` L${b.x},${b.y}`; // straight down through a row it skips
-    } else {
-      const bend = Math.max(24, (b.y - a.y) / 2);
-      d += ` C${a.x},${a.y + bend} ${b.x},${b.y - bend} ${b.x},${b.y}`;
-    }
+  const first = mid(points[0], points[1]);
+  d += ` L${first.x},${first.y}`;
+  for (let i = 1; i < points.length - 1; i += 1) {
+    const to = i === points.length - 2 ? points[i + 1] : mid(points[i], points[i + 1]);
+    d += ` Q${points[i].x},${points[i].y} ${to.x},${to.y}`;
   }
-  // Long edges carry their label on their first hop, near where they start.
-  const label = cubicAt(points[0], points[1], route.via.length ? 0.5 : labelT);
-  return { d, label };
+  return d;
 }
 
 function arrowDefs() {
@@ -216,12 +95,15 @@ function arrowDefs() {
   );
 }
 
+const LABEL_H = 18;
+const labelWidth = (text) => Math.max(24, text.length * 6.4 + 12);
+
 function labelBox(x, y, text, kind) {
-  const width = Math.max(24, text.length * 6.4 + 12);
+  const width = labelWidth(text);
   return s(
     "g",
     { class: `edge-label ${kind}`, transform: `translate(${x - width / 2},${y - 9})` },
-    s("rect", { width, height: 18, rx: 9 }),
+    s("rect", { width, height: LABEL_H, rx: 9 }),
     s("text", { x: width / 2, y: 12.5, "text-anchor": "middle" }, text),
   );
 }
@@ -382,13 +264,6 @@ export function renderDiagram(
     );
   }
   const graph = layout(model);
-  const placedPorts = ports(graph);
-  const outCount = new Map();
-  const inCount = new Map();
-  for (const route of graph.routes) {
-    outCount.set(route.from, (outCount.get(route.from) || 0) + 1);
-    inCount.set(route.to, (inCount.get(route.to) || 0) + 1);
-  }
   const svg = s("svg", {
     class: `diagram-svg${draft ? " draft" : ""}${run ? " with-run" : ""}`,
     viewBox: `0 0 ${graph.width} ${graph.height}`,
@@ -403,12 +278,8 @@ export function renderDiagram(
   const lines = s("g", { class: "edges" });
   const labels = s("g", { class: "edge-labels" });
   for (const route of graph.routes) {
-    // Labels sit where sibling edges are furthest apart: near the targets when a
-    // step fans out, near the sources when edges converge on one step.
-    const fansOut = outCount.get(route.from) > 1;
-    const converges = inCount.get(route.to) > 1;
-    const labelT = fansOut && !converges ? 0.7 : converges && !fansOut ? 0.3 : 0.5;
-    const { d, label } = routePath(graph, route, placedPorts.get(route), labelT);
+    const d = routePath(route.points);
+    const label = route.label;
     const kind = conditionClass(route.edge);
     const changed = marks.edges.has(route.edge.key);
     lines.append(
@@ -427,7 +298,6 @@ export function renderDiagram(
   }
   const boxes = s("g", { class: "nodes" });
   for (const node of graph.nodes.values()) {
-    if (node.kind === "virtual") continue;
     if (node.kind === "trigger") {
       boxes.append(triggerNode(node, { changed: marks.triggers.has(node.item.key) }));
     } else {

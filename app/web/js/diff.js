@@ -1,49 +1,18 @@
-// A line diff (longest common subsequence after trimming the common ends),
-// rendered with a few lines of context around each change.
+// Line diffs by jsdiff (`diffLines`, `parsePatch`), rendered with a few lines of
+// context around each change.
 
+import { diffLines, parsePatch } from "../vendor/diff/libesm/index.js";
 import { h } from "./dom.js";
+
+const linesOf = (text) => (text === "" ? [] : text.replace(/\n$/, "").split("\n"));
 
 // -> [{op: " " | "-" | "+", text}]
 export function lineDiff(before, after) {
-  const lines = (text) => (text ? text.replace(/\n$/, "").split("\n") : []);
-  const a = lines(before);
-  const b = lines(after);
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) start += 1;
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
-    endA -= 1;
-    endB -= 1;
+  const ops = [];
+  for (const part of diffLines(before || "", after || "")) {
+    const op = part.added ? "+" : part.removed ? "-" : " ";
+    for (const text of linesOf(part.value)) ops.push({ op, text });
   }
-  const midA = a.slice(start, endA);
-  const midB = b.slice(start, endB);
-  const n = midA.length;
-  const m = midB.length;
-  // lcs[i][j]: LCS length of midA[i:] and midB[j:]
-  const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i -= 1) {
-    for (let j = m - 1; j >= 0; j -= 1) {
-      lcs[i][j] = midA[i] === midB[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-    }
-  }
-  const ops = a.slice(0, start).map((text) => ({ op: " ", text }));
-  let i = 0;
-  let j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && midA[i] === midB[j]) {
-      ops.push({ op: " ", text: midA[i] });
-      i += 1;
-      j += 1;
-    } else if (i < n && (j === m || lcs[i + 1][j] >= lcs[i][j + 1])) {
-      ops.push({ op: "-", text: midA[i] });
-      i += 1;
-    } else {
-      ops.push({ op: "+", text: midB[j] });
-      j += 1;
-    }
-  }
-  for (const text of a.slice(endA)) ops.push({ op: " ", text });
   return ops;
 }
 
@@ -85,17 +54,18 @@ export function renderDiff(ops, context = 3) {
   return out;
 }
 
-// A unified diff (as the server sends a proposal's `diff`) as the same view: its hunk
-// headers become the "⋯" separators, its file headers are left out.
+// A unified diff (as the server sends a proposal's `diff`) as the same view: each hunk
+// starts with an "@" op carrying its header; file headers are left out.
 export function unifiedOps(text) {
   const ops = [];
-  for (const line of (text || "").replace(/\n$/, "").split("\n")) {
-    if (line.startsWith("--- ") || line.startsWith("+++ ")) continue;
-    if (line.startsWith("@@")) ops.push({ op: "@", text: line });
-    else if (line.startsWith("+")) ops.push({ op: "+", text: line.slice(1) });
-    else if (line.startsWith("-")) ops.push({ op: "-", text: line.slice(1) });
-    else if (line.startsWith("\\")) continue; // "\ No newline at end of file"
-    else if (line !== "" || ops.length) ops.push({ op: " ", text: line.slice(1) });
+  for (const patch of parsePatch(text || "")) {
+    for (const hunk of patch.hunks) {
+      ops.push({ op: "@", text: `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@` });
+      for (const line of hunk.lines) {
+        if (line.startsWith("\\")) continue; // "\ No newline at end of file"
+        ops.push({ op: line[0] === "+" || line[0] === "-" ? line[0] : " ", text: line.slice(1) });
+      }
+    }
   }
   return ops;
 }

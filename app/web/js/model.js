@@ -1,6 +1,6 @@
 // The workflow document as the page sees it: parsed from the YAML the server streams.
 
-import { load } from "../vendor/js-yaml/js-yaml.mjs";
+import { load } from "../vendor/js-yaml/dist/js-yaml.mjs";
 
 export const EMPTY_BODY = "// Add operations here";
 
