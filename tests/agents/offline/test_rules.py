@@ -37,8 +37,8 @@ CASES = [
 _STAGES = ["message", "question", "command"]
 
 
-def test_the_table_is_big_enough() -> None:
-    assert len(CASES) >= 60
+def test_case_ids_are_unique() -> None:
+    # Ids name the parametrised cases: two alike would hide one case behind the other.
     assert len({c.id for c in CASES}) == len(CASES)
 
 
