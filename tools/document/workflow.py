@@ -9,7 +9,7 @@ key order, quoting and unknown fields survive every edit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -87,6 +87,17 @@ class WorkflowDocument:
     @property
     def name(self) -> str | None:
         return self._structure.name
+
+    def unmodelled(self, *path: str) -> Any:
+        """A field the structure does not model, as kept in the document (``("openfn",)``,
+        ``("triggers", key, "openfn_key")``); ``None`` when absent. Read-only: change
+        the document through tools."""
+        node: Any = self._root
+        for part in path:
+            if not isinstance(node, Mapping) or part not in node:
+                return None
+            node = node[part]
+        return node
 
     def to_yaml(self) -> str:
         if self._text is None:
