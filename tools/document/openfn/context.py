@@ -24,6 +24,7 @@ from typing import Any
 
 from tools.document import WorkflowDocument
 from tools.document.openfn.fields import CONTEXT_FIELD, bad, extras, text
+from tools.document.openfn.ids import StepIds, step_ids
 
 DEFAULT_ADAPTOR = "@openfn/language-common@latest"
 """The adaptor a job without one gets (Lightning's default for a new job)."""
@@ -94,3 +95,8 @@ def trigger_keys(doc: WorkflowDocument) -> dict[str, str]:
         if isinstance(value, str) and value.strip():
             found[key] = value
     return found
+
+
+def document_step_ids(doc: WorkflowDocument) -> StepIds:
+    """:func:`~tools.document.openfn.ids.step_ids` of ``doc``, its kept trigger keys honoured."""
+    return step_ids(doc.structure, trigger_keys=trigger_keys(doc))

@@ -30,8 +30,8 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 
 from tools.document import WorkflowDocument
 from tools.document.names import edge_key
-from tools.document.openfn.context import kept_project, kept_workflow, trigger_keys
-from tools.document.openfn.ids import export_body, step_ids
+from tools.document.openfn.context import document_step_ids, kept_project, kept_workflow
+from tools.document.openfn.ids import export_body
 from tools.document.openfn.parts import edge_ends, js_condition, trigger_fields
 from tools.document.yaml_io import dump_yaml
 from tools.errors import DocumentError
@@ -40,7 +40,7 @@ from tools.errors import DocumentError
 def lightning_workflow(doc: WorkflowDocument) -> tuple[str, dict[str, Any]]:
     """``(key, workflow)`` for one document, as it sits in ``workflows:``."""
     structure = doc.structure
-    ids = step_ids(structure, trigger_keys=trigger_keys(doc))
+    ids = document_step_ids(doc)
     jobs: dict[str, Any] = {}
     for key, job in structure.jobs.items():
         entry: dict[str, Any] = {"name": job.name, "adaptor": job.adaptor}
