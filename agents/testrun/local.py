@@ -291,7 +291,9 @@ def _detail(
     workflow_id: str | None,
     version: int | None,
 ) -> RunDetail:
-    """The run node reported, its credential values masked in the run and the events."""
+    """The run node reported, its credential values masked in the run and the events;
+    the summary names the credentials steps asked for that the run was not given (the
+    CLI warns of them the same way)."""
     secrets = secret_values(configuration)
     run = build_run(
         run_id,
@@ -302,6 +304,14 @@ def _detail(
         workflow_id=workflow_id,
         version=version,
     )
+    planned = next((e for e in events if e.get("ev") == "plan"), {})
+    unmapped = [str(n) for n in planned.get("unmapped") or []]
+    if unmapped and run.steps:
+        names = ", ".join(repr(n) for n in unmapped)
+        run.summary = (
+            f"{run.summary} No value was given for credential {names}: the steps naming "
+            "it ran without configuration, as in OpenFn's CLI."
+        ).strip()
     if secrets:
         events = mask(events, secrets)
     return RunDetail(run=run, events=events, plan=plan)

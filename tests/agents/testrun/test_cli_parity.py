@@ -67,6 +67,7 @@ async def test_each_step_gets_only_the_credential_it_names(runner: LocalRunner) 
 
     assert [(s.key, s.status) for s in run.steps] == [("fetch", "succeeded"), ("save", "failed")]
     assert RELATIVE in (run.steps[1].error or "")
+    assert "No value was given for credential 'crm'" in run.summary
     assert [(r.method, r.url, r.matched) for r in run.requests] == [
         ("GET", "https://shop.example.org/orders", True)
     ]
