@@ -14,13 +14,38 @@ import asyncio
 import contextlib
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
+
+try:  # POSIX terminals only; elsewhere the echo is left as it is
+    import termios
+except ImportError:  # pragma: no cover - not POSIX
+    termios = None  # type: ignore[assignment]
 
 PASTE_START = "\x1b[200~"
 PASTE_END = "\x1b[201~"
 BRACKETED_PASTE_ON = "\x1b[?2004h"
 BRACKETED_PASTE_OFF = "\x1b[?2004l"
+
+
+@contextlib.contextmanager
+def unechoed_paste_marks(stream: Any) -> Iterator[None]:
+    """While the session runs, a terminal in line mode echoes control characters as
+    text (``^[[200~`` around every paste): ``ECHOCTL`` off, restored on the way out."""
+    try:
+        fd = stream.fileno()
+        before = termios.tcgetattr(fd)
+    except (AttributeError, OSError, ValueError, termios.error):
+        yield
+        return
+    quiet = list(before)
+    quiet[3] &= ~termios.ECHOCTL
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, before)
 
 
 class LineReader:

@@ -358,6 +358,7 @@ def test_a_pasted_sop_in_a_real_terminal_is_one_turn(server: LiveServer) -> None
         if process.poll() is None:
             process.kill()
         os.close(main_fd)
+    assert "^[[200~" not in "".join(seen)  # the marks are not echoed as text
     workflow = server.request("GET", f"/v1/workflows/{created['id']}", EDITOR)
     assert workflow["version"] == 2  # one turn made one version
     assert "workflow now at v3" not in "".join(seen)
