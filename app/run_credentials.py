@@ -36,10 +36,14 @@ def _leaves(value: Any, key: str | None = None) -> Iterator[tuple[str | None, An
 
 
 def given_credentials(request: RunRequest) -> dict[str, Any]:
-    """A request's credentials: its ``configuration``, and a ``configuration`` in its input
-    state (the runner takes that one as credentials too)."""
+    """A request's credentials: its credential map, its ``configuration``, and a
+    ``configuration`` in its input state (the runtime gives that one to the first step)."""
     inline = request.input.get("configuration")
-    return {**(inline if isinstance(inline, dict) else {}), **(request.configuration or {})}
+    return {
+        "credentials": request.credentials or {},
+        "configuration": request.configuration or {},
+        "inline": inline if isinstance(inline, dict) else {},
+    }
 
 
 def credential_values(configuration: dict[str, Any] | None) -> list[str]:

@@ -53,9 +53,16 @@ class RunRequest(_Model):
     """The initial state (``{"data": {...}}``); a bare object is taken as ``data``."""
     responses: list[SampleResponse] = Field(default_factory=list, max_length=200)
     """Sample answers for the run's outbound HTTP calls."""
+    credentials: dict[str, dict[str, Any]] | None = Field(None, max_length=100)
+    """The run's credential map, as ``openfn … --creds creds.json`` reads it: credential
+    name -> its configuration (``{"payer-portal": {"baseUrl": ..., "username": ...}}``).
+    A step gets the entry its credential names and nothing else; a step without a
+    credential runs with no configuration, as in OpenFn's CLI. Never stored, never
+    traced, never logged."""
     configuration: dict[str, Any] | None = None
-    """Credential values for this run only (e.g. ``{"baseUrl": ...}``): never stored,
-    never traced, never logged."""
+    """The older single configuration: the value of every credential a step names that
+    ``credentials`` does not give (never given to a step that names none). Never
+    stored, never traced, never logged."""
     timeout_s: float | None = Field(None, gt=0, le=120)
     """Wall-clock limit for the whole run; the service's default when left out."""
 

@@ -87,11 +87,13 @@ def run_sync_detail(
     network: NetworkMode = "none",
     inject_failures: Mapping[str, str] | None = None,
     record_bodies: bool = False,
+    assume_credential: str | None = None,
 ) -> RunDetail:
     """Run synchronously (evals, tests, scripts; never inside a running event loop),
     installing the pinned packages first if needed. ``inject_failures`` (job key ->
     message, evals only) makes those steps throw after their code; ``record_bodies``
-    keeps request bodies in the detail's events."""
+    keeps request bodies in the detail's events; ``assume_credential`` (evals only) is
+    the credential a step naming none runs with (see ``LocalRunner.execute``)."""
     runner = LocalRunner(limits, cache_dir, install=True)
     return asyncio.run(
         runner.execute(
@@ -101,6 +103,7 @@ def run_sync_detail(
             network=network,
             inject_failures=inject_failures,
             record_bodies=record_bodies,
+            assume_credential=assume_credential,
         )
     )
 

@@ -11,6 +11,8 @@ of node's events (:mod:`agents.testrun.report`), credential values masked.
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 import logging
 import shutil
 import time
@@ -63,16 +65,58 @@ class RunDetail:
         return [e.get("body") for e in self.events if e.get("ev") == "request"]
 
 
-def initial_state(request: RunRequest) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The run's state and configuration: a bare input object is taken as ``data``; a
-    ``configuration`` inside the input is treated as the request's (masked the same)."""
+def initial_state(request: RunRequest) -> dict[str, Any]:
+    """The run's initial state: a bare input object is taken as ``data``. A
+    ``configuration`` in it stays there, as in ``openfn -s state.json``: the runtime
+    merges it into the first step's configuration only (its values are masked)."""
     given = dict(request.input)
-    state = given if "data" in given else {"data": given}
-    configuration = dict(request.configuration) if request.configuration else None
-    inline = state.pop("configuration", None)
-    if isinstance(inline, Mapping):
-        configuration = {**inline, **(configuration or {})}
-    return state, configuration
+    return given if "data" in given else {"data": given}
+
+
+def step_credentials(cli: Mapping[str, Any]) -> list[str]:
+    """The credential names the plan's steps give as their ``configuration``, in order."""
+    workflow = cli.get("workflow", cli) if isinstance(cli.get("workflow"), Mapping) else cli
+    names: list[str] = []
+    for step in workflow.get("steps") or []:
+        given = step.get("configuration") if isinstance(step, Mapping) else None
+        if isinstance(given, Mapping):
+            given = given.get("$CREDENTIALS$")
+        if isinstance(given, str) and not given.endswith(".json") and given not in names:
+            names.append(given)
+    return names
+
+
+def credential_map(request: RunRequest, cli: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's credential map (name -> configuration), as ``openfn --creds`` reads it:
+    ``credentials``, and the older single ``configuration`` as the value of every
+    credential a step names that ``credentials`` does not give. A step that names no
+    credential gets nothing from either."""
+    creds: dict[str, Any] = {k: dict(v) for k, v in (request.credentials or {}).items()}
+    if request.configuration:
+        for name in step_credentials(cli):
+            creds.setdefault(name, dict(request.configuration))
+    return creds
+
+
+def with_credential(plan: RunPlan, name: str) -> RunPlan:
+    """``plan`` with every job step that names no credential naming ``name``."""
+    cli = copy.deepcopy(plan.cli)
+    workflow = cli["workflow"] if isinstance(cli.get("workflow"), Mapping) else cli
+    for step in workflow.get("steps") or []:
+        if isinstance(step.get("expression"), str) and step.get("configuration") is None:
+            step["configuration"] = name
+    return dataclasses.replace(plan, cli=cli)
+
+
+def given_secrets(request: RunRequest) -> dict[str, Any]:
+    """Everything the request carries that a report must not: its credentials, its
+    ``configuration`` and a ``configuration`` in its input."""
+    inline = request.input.get("configuration")
+    return {
+        "credentials": request.credentials or {},
+        "configuration": request.configuration or {},
+        "inline": inline if isinstance(inline, Mapping) else {},
+    }
 
 
 class LocalRunner:
@@ -151,12 +195,16 @@ class LocalRunner:
         network: NetworkMode = "none",
         inject_failures: Mapping[str, str] | None = None,
         record_bodies: bool = False,
+        assume_credential: str | None = None,
     ) -> RunDetail:
         """:meth:`run` with what only the evals and the older harness use: ``network``
         ``"loopback"`` (real HTTP to servers on this machine, no samples),
-        ``inject_failures`` (job key -> message: that step throws after its code) and
-        ``record_bodies`` (request bodies in ``RunDetail.events``). The service never
-        passes them (``TestRunner.run`` has none of them)."""
+        ``inject_failures`` (job key -> message: that step throws after its code),
+        ``record_bodies`` (request bodies in ``RunDetail.events``) and
+        ``assume_credential`` (a step that names no credential runs as if it named this
+        one: graders that judge paths and payloads, not credentials, say so with it). The
+        service never passes them (``TestRunner.run`` has none of them), so a user's
+        run is as strict as OpenFn's CLI."""
         started = time.monotonic()
         try:  # parsing and exporting a large document is thread-pool work, not the loop's
             plan = await asyncio.to_thread(self._plan, workflow)
@@ -175,14 +223,16 @@ class LocalRunner:
                 summary=f"Could not run it: {exc.message}",
             )
             return RunDetail(run=run)
+        if assume_credential is not None:
+            plan = with_credential(plan, assume_credential)
         root = await self._root()
         limits = self.limits.for_request(request.timeout_s)
-        state, configuration = initial_state(request)
+        state = initial_state(request)
         id_of = {key: step_id for step_id, key in plan.key_of.items()}
         payload = {
             "plan": plan.cli,
             "state": state,
-            "configuration": configuration,
+            "credentials": credential_map(request, plan.cli),
             "network": network,
             "responses": [r.model_dump(mode="json") for r in request.responses],
             "limits": {
@@ -203,7 +253,7 @@ class LocalRunner:
         outcome.duration_ms = int((time.monotonic() - started) * 1000)
         # Reading up to total_bytes of events and sweeping them for secrets: off the loop.
         return await asyncio.to_thread(
-            _detail, run_id, plan, events, outcome, configuration, workflow_id, version
+            _detail, run_id, plan, events, outcome, given_secrets(request), workflow_id, version
         )
 
     @staticmethod
@@ -237,11 +287,13 @@ def _detail(
     plan: RunPlan,
     events: list[dict[str, Any]],
     outcome: Outcome,
-    configuration: dict[str, Any] | None,
+    configuration: Mapping[str, Any] | None,
     workflow_id: str | None,
     version: int | None,
 ) -> RunDetail:
-    """The run node reported, its credential values masked in the run and the events."""
+    """The run node reported, its credential values masked in the run and the events;
+    the summary names the credentials steps asked for that the run was not given (the
+    CLI warns of them the same way)."""
     secrets = secret_values(configuration)
     run = build_run(
         run_id,
@@ -252,6 +304,14 @@ def _detail(
         workflow_id=workflow_id,
         version=version,
     )
+    planned = next((e for e in events if e.get("ev") == "plan"), {})
+    unmapped = [str(n) for n in planned.get("unmapped") or []]
+    if unmapped and run.steps:
+        names = ", ".join(repr(n) for n in unmapped)
+        run.summary = (
+            f"{run.summary} No value was given for credential {names}: the steps naming "
+            "it ran without configuration, as in OpenFn's CLI."
+        ).strip()
     if secrets:
         events = mask(events, secrets)
     return RunDetail(run=run, events=events, plan=plan)

@@ -21,6 +21,8 @@ class Request:
     method: str
     path: str
     body: Any
+    authorization: str | None = None
+    """The request's ``Authorization`` header (what a credential made of it)."""
 
 
 @dataclass
@@ -58,7 +60,8 @@ class MockHttp:
                     body: Any = json.loads(raw) if raw else None
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
-                mock.requests.append(Request(self.command, self.path, body))
+                auth = self.headers.get("Authorization")
+                mock.requests.append(Request(self.command, self.path, body, auth))
                 status, answer = mock.answer(self.path)
                 payload = json.dumps(answer).encode()
                 self.send_response(status)

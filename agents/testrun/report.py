@@ -18,7 +18,7 @@ from urllib.parse import quote, quote_plus
 
 from tools.document import WorkflowDocument
 from tools.document.openfn import to_cli_workflow
-from tools.document.openfn.ids import step_ids
+from tools.document.openfn.context import document_step_ids
 from tools.testrun import EdgeRun, RequestRecord, RunStatus, StepRun, TestRun, UnsupportedStep
 
 # Configuration keys whose values are addresses, not secrets: reports keep them
@@ -72,7 +72,7 @@ def plan_from_document(doc: WorkflowDocument) -> RunPlan:
     """The document's ``cli`` export and its id map (raises ``DocumentError`` like the export)."""
     cli = to_cli_workflow(doc)
     structure = doc.structure
-    ids = step_ids(structure)
+    ids = document_step_ids(doc)
     key_of = {v: k for k, v in ids.triggers.items()} | {v: k for k, v in ids.jobs.items()}
     edges = []
     for edge in structure.edges.values():

@@ -3,7 +3,10 @@
 ``run_cli_workflow(plan, mock=..., state=..., inject_failures=...)`` runs ``plan``
 with the one runner (:meth:`agents.testrun.LocalRunner.execute`, ``network
 "loopback"``: no samples, real HTTP to this machine only, every other host refused)
-and every step's ``configuration.baseUrl`` set to the mock server, and returns a
+and ``configuration.baseUrl`` set to the mock server for every credential the steps
+name (with ``assume_credential``, the default, a step naming none runs as if it named
+:data:`SAMPLE_CREDENTIAL`; ``None`` runs it as OpenFn's CLI does, with no
+configuration, so a relative URL fails there), and returns a
 :class:`RuntimeRun` keyed by OpenFn step ids: which steps started, in order (a step
 reached along two edges runs twice, as in OpenFn), which failed and why, and
 whether anything could not run here. ``tests/external`` and the eval grader use
@@ -23,6 +26,9 @@ from agents.testrun.limits import RunLimits
 from agents.testrun.mock_http import MockHttp
 from tools.testrun import RunRequest
 
+SAMPLE_CREDENTIAL = "planwright-sample"
+"""The credential the harness and the eval grader assume for a step that names none:
+they judge paths and payloads, not credentials (issue 27 attaches real ones)."""
 _NODE_TIMEOUT_S = 120
 _LIMITS = RunLimits(
     timeout_s=_NODE_TIMEOUT_S, step_bytes=4 * 1024 * 1024, total_bytes=64 * 1024 * 1024
@@ -82,6 +88,7 @@ def run_cli_workflow(
     state: Mapping[str, Any] | None = None,
     inject_failures: Mapping[str, str] | None = None,
     cache_dir: Path = DEFAULT_CACHE_DIR,
+    assume_credential: str | None = SAMPLE_CREDENTIAL,
 ) -> RuntimeRun:
     """Execute ``plan`` (a CLI workflow.json) against the running ``mock`` server."""
     from agents.testrun import run_sync_detail  # the front door imports this module
@@ -92,6 +99,7 @@ def run_cli_workflow(
             input=dict(state) if state is not None else {"data": {}},
             configuration={"baseUrl": mock.base_url},
         ),
+        assume_credential=assume_credential,
         limits=_LIMITS,
         cache_dir=cache_dir,
         network="loopback",

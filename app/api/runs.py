@@ -43,6 +43,7 @@ class CreateRun(RunRequest):
         _storable(self.input, "input")
         _storable([r.model_dump(mode="json") for r in self.responses], "responses")
         _storable(self.configuration, "configuration")
+        _storable(self.credentials, "credentials")
         return self
 
 

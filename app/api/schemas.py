@@ -35,6 +35,13 @@ class ImportWorkflows(_Body):
         "(one workflow per project workflow); cli: an OpenFn CLI workflow.json.",
     )
     content: ClientText = Field(description="The file's text.")
+    files: dict[ClientText, ClientText] = Field(
+        default_factory=dict,
+        max_length=1000,
+        description="Path -> text of the files job bodies name (a Lightning body "
+        "`{path: ...}`, a CLI `expression` that is a path), as OpenFn's deploy reads them "
+        "from next to the spec; a body naming a file not given here is refused.",
+    )
     project_id: ClientText | None = Field(
         None,
         description="Add the workflows to this project; none: one new project holds them "

@@ -98,6 +98,7 @@ def _import(
             new_id=services.tools.new_id,
             max_bytes=services.settings.max_yaml_bytes,
             allow_empty=False,
+            files=body.files,
         )
         # The file's project name follows the same rules as POST /v1/projects's.
         name = None if project.name is None else clean_name(project.name, what="Project")
@@ -109,6 +110,7 @@ def _import(
             body.content,
             new_id=services.tools.new_id,
             max_bytes=services.settings.max_yaml_bytes,
+            files=body.files,
         )
     return name, docs, prepare_imported(services, docs)
 

@@ -25,6 +25,7 @@ from app.client.frames import Frames
 from app.client.rest import ChatError
 from app.client.run_commands import RunCommands
 from app.client.slash import SlashCommands
+from app.client.terminal import BRACKETED_PASTE_OFF, BRACKETED_PASTE_ON, unechoed_paste_marks
 from app.client.turns import Turns
 
 
@@ -43,6 +44,17 @@ class ChatClient(Turns, RunCommands, Frames, SlashCommands):
             self.out.line(f"Workflow {self.name!r} v{self.version} · {mode}")
             self.print_tree(set())
         self.out.line(self.out.paint("Type /help for commands, /quit to leave.", "dim"))
+        # On a terminal, a pasted block arrives marked, and is one turn (terminal.py).
+        if not (self.lines.interactive and self.out.tty):
+            return await self._session()
+        self.out.write(BRACKETED_PASTE_ON)
+        try:
+            with unechoed_paste_marks(self.lines.stream):
+                return await self._session()
+        finally:
+            self.out.write(BRACKETED_PASTE_OFF)
+
+    async def _session(self) -> int:
         await self.connect()
         receiver = asyncio.create_task(self.receive())
         try:

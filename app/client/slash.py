@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from app.client import plan, review
 from app.client.rest import ChatError
 from app.client.state import SessionState
+from app.client.terminal import read_block
 from app.client.tree import changed_keys
 
 HELP = """\
@@ -16,6 +17,8 @@ Say what you want in plain English, e.g. "add a step called Dedupe with common a
 Commands:
   /plan TEXT   send TEXT as a plan-mode turn (propose workflows for review); /plan alone
                reads a pasted spec until a line with just "."; /plan @FILE sends a file
+  /paste       send the lines pasted or typed up to one with just "." as one message
+               (on a terminal a pasted block is one message anyway; press Enter)
   /project     the project's workflows and where its plan stands
   /run [@INPUT.json [@RESPONSES.json]]
                test-run the workflow in OpenFn's runtime on a sample input (a JSON
@@ -56,6 +59,15 @@ class SlashCommands(SessionState):
             elif name == "/plan":
                 if (spec := await plan.read_spec(self.out, self.lines, rest.strip())) is not None:
                     await self.turn(spec, mode="plan")
+            elif name == "/paste":
+                self.out.line('Paste the message, then a line with just "." to send it.')
+                pasted = (rest.strip() + "\n" if rest.strip() else "") + await read_block(
+                    self.out, self.lines
+                )
+                if pasted.strip():
+                    await self.turn(pasted.strip())
+                else:
+                    self.out.line("Nothing to send.")
             elif name == "/project":
                 await plan.show_project(self.rest, self.out, self.project_id)
             elif self.on_project and name in (

@@ -14,8 +14,11 @@ started, in order), no step but the forced one may fail, no job may call a funct
 its adaptor does not export, and every call no sample answered (``matched: false``
 in the run's ``requests``, a refused connection included) is a problem unless the
 entry lists it in ``unmatched`` (then it must happen, and the step that made it may
-fail of it). Steps run with ``configuration`` (by default ``baseUrl``
-``https://sample.test``, so relative URLs in the code resolve there).
+fail of it). Every credential a step names gets ``configuration`` (by default
+``baseUrl`` ``https://sample.test``, so relative URLs in the code resolve there), and
+a step that names none runs as if it named ``planwright-sample`` (the grader judges
+paths and payloads; a user's test run is as strict as OpenFn's CLI, where such a step
+has no configuration).
 
 Without ``expect.runs`` it is one smoke run on ``{}`` where every call is answered
 200 ``{}`` (a ``*`` sample per method): every job loads, calls only what its adaptor
@@ -37,6 +40,7 @@ from typing import Any
 
 from agents.testrun import OpenFnRuntimeUnavailable, RunDetail, run_sync_detail
 from agents.testrun.install import pinned
+from agents.testrun.runtime import SAMPLE_CREDENTIAL
 from evals.execute import RunOutcome
 from evals.graders.base import GradeResult, resolve_job
 from evals.scenario import RunExpect, Scenario
@@ -248,6 +252,7 @@ def run_document(
                 run_id=f"eval-{uuid.uuid4().hex}",
                 inject_failures={forced: FORCED_FAILURE} if forced else None,
                 record_bodies=details is not None,
+                assume_credential=SAMPLE_CREDENTIAL,
             )
         except OpenFnRuntimeUnavailable as exc:
             return GradeResult.skip(NAME, f"not run: {exc.message.splitlines()[0]}")

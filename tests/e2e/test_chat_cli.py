@@ -318,3 +318,58 @@ def test_in_a_real_terminal(server: LiveServer) -> None:
         os.close(main_fd)
     assert "\x1b[" in screen  # colours on a terminal
     assert "\r\x1b[K  \x1b[32m✓\x1b[0m Created workflow 'Terminal'" in screen  # spinner replaced
+
+
+SOP = [
+    "Referral intake SOP:",
+    "1. Fetch new referrals from the clinic portal with http",
+    "2. Check each patient's coverage in the FHIR server",
+    "3. Email the coordinator with gmail",
+]
+
+
+def test_a_pasted_sop_in_a_real_terminal_is_one_turn(server: LiveServer) -> None:
+    """A numbered SOP pasted at the prompt (the terminal brackets it) is one turn, as on
+    the web page: one new version, every step of it, and no line refused on its own."""
+    created = server.create_workflow(EDITOR, name="Pasted")
+    main_fd, child_fd = pty.openpty()
+    env = {**os.environ, "PLANWRIGHT_TOKEN": EDITOR, "TERM": "xterm"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.client", "--url", server.url, "--workflow", created["id"]],
+        stdin=child_fd,
+        stdout=child_fd,
+        stderr=child_fd,
+        cwd=ROOT,
+        env=env,
+        close_fds=True,
+    )
+    os.close(child_fd)
+    seen: list[str] = []
+    try:
+        screen = _read_until(main_fd, "you> ", seen)
+        assert "\x1b[?2004h" in screen  # the client asked the terminal to bracket pastes
+        # What a terminal sends for a paste that ends in a line break, then the Enter.
+        os.write(main_fd, ("\x1b[200~" + "\n".join(SOP) + "\n\x1b[201~\n").encode())
+        screen = _read_until(main_fd, "── workflow now at v2 ──", seen)
+        _read_until(main_fd, "(* changed)", seen)
+        os.write(main_fd, b"/quit\n")
+        assert process.wait(timeout=20) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(main_fd)
+    assert "^[[200~" not in "".join(seen)  # the marks are not echoed as text
+    workflow = server.request("GET", f"/v1/workflows/{created['id']}", EDITOR)
+    assert workflow["version"] == 2  # one turn made one version
+    assert "workflow now at v3" not in "".join(seen)
+    for step in ("referral", "coverage", "coordinator"):
+        assert step in workflow["yaml"].lower()
+
+
+def test_paste_sends_the_lines_up_to_a_dot_as_one_turn(server: LiveServer) -> None:
+    created = server.create_workflow(EDITOR, name="Pasted by dot")
+    transcript = chat(server, "--workflow", created["id"], lines=["/paste", *SOP, ".", "/quit"])
+    assert 'a line with just "." to send it' in transcript
+    assert "── workflow now at v2 ──" in transcript and "now at v3" not in transcript
+    workflow = server.request("GET", f"/v1/workflows/{created['id']}", EDITOR)
+    assert workflow["version"] == 2

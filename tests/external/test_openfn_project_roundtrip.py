@@ -148,6 +148,12 @@ def _without_state(spec: dict[str, Any]) -> dict[str, Any]:
     return {"name": spec["name"], "workflows": workflows}
 
 
+def _package_project(spec_yaml: str) -> dict[str, Any]:
+    """The project fields of the package's file (an import keeps them all)."""
+    spec: dict[str, Any] = YAML(typ="safe", pure=True).load(spec_yaml)
+    return spec
+
+
 def _by_id(workflow: dict[str, Any]) -> dict[str, Any]:
     return {**workflow, "steps": {step["id"]: step for step in workflow["steps"]}}
 
@@ -174,9 +180,11 @@ def test_export_round_trips_through_the_package(
     for section in ("jobs", "triggers", "edges"):
         assert sorted(written[section]) == sorted(workflow[section]), section
 
-    # 3. Importing the package's file gives back the same workflow.
+    # 3. Importing the package's file gives back the same workflow, and keeps the
+    # project fields the package added (its `id`, `collections`) as it keeps any.
     (back,) = from_lightning_yaml(loaded["spec_yaml"], new_id=_new_ids())
-    assert to_lightning_project([back]) == ours
+    added = {k: v for k, v in _package_project(loaded["spec_yaml"]).items() if k not in ours}
+    assert to_lightning_project([back]) == {**ours, **added}
     # The package writes jobs sorted by name, so only the order of steps may differ.
     assert _by_id(to_cli_workflow(back)) == _by_id(to_cli_workflow(doc))
 
@@ -193,7 +201,8 @@ def test_all_documents_as_one_project(openfn_cache: Path) -> None:
     ]
     imported = from_lightning_yaml(loaded["spec_yaml"], new_id=_new_ids())
     assert len(imported) == len(docs)
-    assert to_lightning_project(imported, project_name="Planwright export") == ours
+    added = {k: v for k, v in _package_project(loaded["spec_yaml"]).items() if k not in ours}
+    assert to_lightning_project(imported, project_name="Planwright export") == {**ours, **added}
 
 
 def test_a_key_rename_here_keeps_every_id_there(openfn_cache: Path) -> None:

@@ -41,7 +41,7 @@ def test_code_that_breaks_in_openfn_fails(body: str, problem: str) -> None:
 
 
 def test_code_outside_the_compiler_subset_is_not_run() -> None:
-    subset = COMMON_ONLY.replace("body: fn(state => state);", "body: 'const x = 1;'")
+    subset = COMMON_ONLY.replace("body: fn(state => state);", "body: \"import { x } from 'y';\"")
     result = runs_in_openfn(scenario(), outcome(BEFORE, subset))
     assert result is not None and result.skipped and not result.passed
     assert result.comment.startswith("not run: shape: ")

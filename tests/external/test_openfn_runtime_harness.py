@@ -155,11 +155,12 @@ def test_a_plan_wrapper_is_accepted_and_a_planwright_document_is_not(runtime_roo
 @pytest.mark.parametrize(
     ("expression", "kind", "status"),
     [
-        ("const x = 1;\nfn(state => state);", "subset", "not_run"),
-        ("fn(state => $.data);", "subset", "not_run"),
+        ("import { x } from 'y';\nfn(state => state);", "subset", "not_run"),
+        # OpenFn's compiler refuses it too: the callback's parameter is not `state`.
+        ("fn(s => $.data);", "syntax", "invalid"),
         ("fn(state => {\n  return state;\n);", "syntax", "invalid"),
     ],
-    ids=["declaration", "dollar-in-function", "syntax-error"],
+    ids=["import", "lazy-state-in-a-callback-not-taking-state", "syntax-error"],
 )
 def test_code_outside_the_subset_is_not_run(
     runtime_root: Path, expression: str, kind: str, status: str

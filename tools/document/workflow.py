@@ -45,7 +45,7 @@ from tools.document.yaml_comments import (
     take_lines,
     write_post,
 )
-from tools.document.yaml_io import DEFAULT_MAX_BYTES, check_storable, dump_yaml, load_yaml
+from tools.document.yaml_io import DEFAULT_MAX_BYTES, check_storable, dig, dump_yaml, load_yaml
 from tools.errors import DocumentError
 
 _TOP_ORDER = ("name", *SECTIONS)
@@ -88,6 +88,10 @@ class WorkflowDocument:
     def name(self) -> str | None:
         return self._structure.name
 
+    def unmodelled(self, *path: str) -> Any:
+        """A field no tool models, as kept (``"openfn"``); None if absent. Read-only."""
+        return dig(self._root, path)
+
     def to_yaml(self) -> str:
         if self._text is None:
             self._text = self._emitter.emit(self._root)
@@ -98,10 +102,9 @@ class WorkflowDocument:
         return dump_yaml(self._root)
 
     def copy(self) -> WorkflowDocument:
-        """An independent document with the same text, as warm as this one: its tree is
-        parsed from the emitted text, which emits the same fragments again (documents
-        round-trip), so the emitted fragments are carried over instead of redone (a
-        full emission: ~100 ms at 200 steps, in the copy's first edit)."""
+        """An independent document with the same text, as warm as this one: parsed from
+        the emitted text, which emits the same fragments again (documents round-trip),
+        so they are carried over instead of redone (~100 ms at 200 steps)."""
         text = self.to_yaml()
         doc = WorkflowDocument.from_yaml(text, max_bytes=self._max_bytes)
         doc._emitter.take_cache(self._emitter)
@@ -149,12 +152,9 @@ class WorkflowDocument:
             )
 
     def _check_reloadable(self) -> None:
-        """Cheap guard for the one known shape ruamel emits as invalid YAML.
-
-        An empty block mapping whose key carries comments is written as
-        ``key:\\n  # comment\\n{}``, which does not parse. ``_write`` turns an
-        emptied section to flow style, so this only fires on a bug.
-        """
+        """Cheap guard for the one known shape ruamel emits as invalid YAML: an empty block
+        mapping whose key carries comments is written as ``key:\\n  # comment\\n{}``, which
+        does not parse. ``_write`` turns an emptied section to flow style: only a bug."""
         for section in SECTIONS:
             value = self._root.get(section)
             if (

@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -219,3 +220,10 @@ def _marked_message(exc: Exception) -> str:
     if problem and mark is not None:
         return f"{problem} (line {mark.line + 1}, column {mark.column + 1})"
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def dig(node: Any, path: Sequence[str]) -> Any:
+    """The value at ``path`` of nested mappings, ``None`` where the path stops."""
+    for part in path:
+        node = node.get(part) if isinstance(node, Mapping) else None
+    return node

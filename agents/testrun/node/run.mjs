@@ -8,7 +8,10 @@
 // env or a file): {
 //   "plan": <CLI workflow.json {"steps": [...], "start"?} or {"workflow": {...}, "options"?}>,
 //   "state": <initial state>,                      // default {"data": {}}
-//   "configuration": {...} | null,                 // every step's state.configuration
+//   "credentials": {"<name>": {...}} | null,       // the credential map, as `openfn --creds`:
+//                                                  // a step whose `configuration` names a
+//                                                  // credential gets that entry, a step naming
+//                                                  // one not in the map or none gets nothing
 //   "network": "none" | "loopback",                // "none" (default): HTTP answered from
 //                                                  // `responses`, every socket refused;
 //                                                  // "loopback": real HTTP to this machine only
@@ -19,7 +22,8 @@
 // }
 // EVENTS, one JSON object a line, in this order:
 //   {"ev": "plan", "runtime": {package: version}, "adaptors": {stepId: [{name, requested, ran}]},
-//    "compile": {stepId: {imports, operations, unknown}}}
+//    "compile": {stepId: {imports, operations, unknown}}, "credentials": {stepId: name},
+//    "unmapped": [name]}   // credentials steps name that the map does not give (the CLI warns)
 //   {"ev": "unsupported", "steps": [{"id", "kind": "not_installed"|"syntax"|"subset", "reason",
 //    "adaptors"? (the specifiers not installed), "line"?, "column"?}]}
 //   {"ev": "step-start", "id", "at_ms"}
@@ -85,6 +89,42 @@ function stepAdaptors(step) {
   if (Array.isArray(step.adaptors)) return step.adaptors;
   if (typeof step.adaptor === 'string') return [step.adaptor];
   return [];
+}
+
+// What @openfn/cli's execute does with its credential map before the runtime sees the
+// plan: a step's `configuration` that is a name (a string not ending in `.json`)
+// becomes the map's entry for that name, or is removed when the map has none (the CLI
+// warns and runs the step without configuration); an object carrying the name under
+// `$CREDENTIALS$` gets the entry merged in; any other object is the step's own. No step
+// gets configuration it does not name. A `.json` path would be read from disk by the
+// CLI: here no file is given, so that step is unsupported (returned as its reason).
+const CREDENTIALS_KEY = '$CREDENTIALS$';
+
+function applyCredentialMap(step, map, unmapped) {
+  const given = step.configuration;
+  if (typeof given === 'string') {
+    if (given.endsWith('.json')) return `its configuration is a file path (${given}); pass the values as a credential instead`;
+    if (Object.hasOwn(map, given)) step.configuration = structuredClone(map[given]);
+    else {
+      unmapped.add(given);
+      delete step.configuration;
+    }
+    return null;
+  }
+  if (given && typeof given === 'object' && Object.hasOwn(given, CREDENTIALS_KEY)) {
+    const { [CREDENTIALS_KEY]: name, ...rest } = given;
+    if (Object.hasOwn(map, name)) Object.assign(rest, structuredClone(map[name]));
+    else unmapped.add(name);
+    step.configuration = rest;
+  }
+  return null;
+}
+
+function credentialName(step) {
+  const given = step.configuration;
+  if (typeof given === 'string') return given;
+  if (given && typeof given === 'object' && typeof given[CREDENTIALS_KEY] === 'string') return given[CREDENTIALS_KEY];
+  return null;
 }
 
 function message(error) {
@@ -188,8 +228,18 @@ async function main() {
   const steps = plan.workflow.steps.map((step) => ({ ...step }));
   const adaptorsOf = {};
   const unsupported = [];
+  const credentialMap = input.credentials ?? {};
+  const credentialOf = {};
+  const unmapped = new Set();
   for (const step of steps) {
     if (typeof step.expression !== 'string') continue; // a trigger
+    const name = credentialName(step);
+    if (name !== null) credentialOf[step.id] = name;
+    const refused = applyCredentialMap(step, credentialMap, unmapped);
+    if (refused) {
+      unsupported.push({ id: step.id, kind: 'subset', reason: refused });
+      continue;
+    }
     const resolved = stepAdaptors(step).map(resolveAdaptor);
     const missing = resolved.filter((a) => a.missing);
     if (missing.length) {
@@ -224,17 +274,19 @@ async function main() {
       compiled[step.id] = { imports: result.imports, operations: result.operations, unknown: result.unknown };
       step.expression = result.code;
       step.linker = Object.fromEntries(resolved.map((a) => [a.name, { path: path.join(HERE, 'node_modules', a.name) }]));
+      // A `.then()`/`.catch()` chain imports the runtime's `defer`, as the real compiler's output does.
+      if (result.runtimeImports) step.linker['@openfn/runtime'] = { path: path.join(HERE, 'node_modules', '@openfn/runtime') };
       delete step.adaptors;
       delete step.adaptor;
     } catch (error) {
       if (!(error instanceof CompileError)) throw error;
-      const kind = error.message.includes('does not parse') ? 'syntax' : 'subset';
+      const kind = error.kind ?? 'subset';
       unsupported.push({ id: step.id, kind, reason: error.message, line: error.line ?? null, column: error.column ?? null });
     }
   }
   const runtime = { '@openfn/runtime': runtimeVersion };
   for (const name of Object.keys(exportsOf)) runtime[name] = installed[name];
-  emit({ ev: 'plan', runtime, adaptors: adaptorsOf, compile: compiled });
+  emit({ ev: 'plan', runtime, adaptors: adaptorsOf, compile: compiled, credentials: credentialOf, unmapped: [...unmapped] });
   if (unsupported.length) {
     emit({ ev: 'unsupported', steps: unsupported });
     emit({ ev: 'done', status: 'unsupported', error: null });
@@ -253,8 +305,9 @@ async function main() {
   const { default: run } = await import('@openfn/runtime');
   const { createMockLogger } = await import('@openfn/logger');
 
-  const configuration = input.configuration ?? {};
-  const xplan = { ...plan, workflow: { ...plan.workflow, steps, credentials: { ...configuration } } };
+  // No workflow-wide credentials (the CLI sets none): each step has only what it named.
+  const { credentials: _ignored, ...workflow } = plan.workflow;
+  const xplan = { ...plan, workflow: { ...workflow, steps } };
   const started = Date.now();
   const finish = (payload, status) => {
     if (!current || current.id !== payload.jobId) return;
@@ -289,7 +342,8 @@ async function main() {
       logger: createMockLogger(),
       jobLogger,
       globals: { __planwright: planwright },
-      callbacks: { notify, resolveCredential: async () => ({ ...configuration }) },
+      // Every name was resolved above, as the CLI does; the runtime never asks.
+      callbacks: { notify },
       defaultRunTimeoutMs: timeoutMs,
       stateLimitMb: input.limits?.state_mb ?? 10,
     });

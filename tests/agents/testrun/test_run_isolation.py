@@ -17,17 +17,17 @@ async def test_code_the_runtime_cannot_load_is_unsupported_per_step(runner: Loca
             Job("fine", "fn(s => { s.data.ran = true; return s; });"),
             Job("crm", "create('Contact', { LastName: 'Doe' });", adaptor="salesforce"),
             Job("typo", "fn(s => { s.data.x = ; return s; });"),
-            Job("declares", "const x = 1;\nfn(s => s);"),
+            Job("imports", "import { x } from 'somewhere';\nfn(s => s);"),
         ]
     )
     run = await runner.run(doc, RunRequest(), run_id="unsupported")
 
     assert run.status == "unsupported"
     reasons = {u.key: u.reason for u in run.unsupported}
-    assert set(reasons) == {"crm", "typo", "declares"}
+    assert set(reasons) == {"crm", "typo", "imports"}
     assert reasons["crm"].startswith("@openfn/language-salesforce@latest is not installed here")
     assert "line 1, column 22: does not parse" in reasons["typo"]
-    assert "outside the supported subset" in reasons["declares"]
+    assert "ImportDeclaration is outside the supported subset" in reasons["imports"]
     # Nothing ran: no step, no final state, no edge fired (never a partial, wrong result).
     assert run.steps == [] and run.final_state is None
     assert not any(e.fired for e in run.edges)
@@ -109,14 +109,19 @@ async def test_a_logged_credential_is_in_no_report_nor_event(runner: LocalRunner
                 " + encodeURIComponent(s.configuration.token),"
                 " { query: { again: s => s.configuration.token } });",
                 adaptor="http",
+                credential="api",
             ),
             Job(
-                "fail", "fn(s => { throw new Error('bad password ' + s.configuration.password); });"
+                "fail",
+                "fn(s => { throw new Error('bad password ' + s.configuration.password); });",
+                credential="api",
             ),
         ]
     )
     request = RunRequest(
-        configuration={"password": secret, "token": spaced, "baseUrl": "https://api.example.org"},
+        credentials={
+            "api": {"password": secret, "token": spaced, "baseUrl": "https://api.example.org"}
+        },
         responses=[SampleResponse(url="https://api.example.org/q*", body={"ok": True})],
     )
     detail = await runner.execute(doc, request, run_id="secret", record_bodies=True)

@@ -99,12 +99,13 @@ async def test_a_fhir_create_posts_to_the_configured_server(runner: LocalRunner)
                 "register",
                 "create('Patient', { name: [{ family: state => state.data.family }] });",
                 adaptor="fhir",
+                credential="hapi",
             )
         ]
     )
     request = RunRequest(
         input={"family": "Doe"},
-        configuration={"baseUrl": "https://hapi.example.org/fhir"},
+        credentials={"hapi": {"baseUrl": "https://hapi.example.org/fhir"}},
         responses=[
             SampleResponse(
                 method="POST",

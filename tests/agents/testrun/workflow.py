@@ -15,6 +15,8 @@ class Job:
     adaptor: str = "common"
     """``common``, ``http``, ``fhir``, ... (``@openfn/language-<adaptor>@latest``)."""
     name: str | None = None
+    credential: str | None = None
+    """The credential the step names (its ``configuration`` in the ``cli`` export)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ def workflow(jobs: Sequence[Job], edges: Sequence[Edge] | None = None) -> str:
             f"  {job.key}:",
             f"    name: {job.name or job.key.replace('-', ' ').title()}",
             f"    adaptor: '@openfn/language-{job.adaptor}@latest'",
+            *([f"    credential: {job.credential}"] if job.credential else []),
             "    body: |",
             *(f"      {line}" for line in job.body.splitlines()),
         ]

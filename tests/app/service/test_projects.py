@@ -80,7 +80,7 @@ def test_one_bad_field_fails_the_whole_project(client: TestClient) -> None:
         "        adaptor: '@openfn/language-common@latest'\n        body: fn(state => state)\n"
         "    triggers:\n      webhook:\n        type: webhook\n        enabled: true\n"
         "    edges:\n      webhook->record-status:",
-        "        body: fn(state => state)\n"
+        "        adaptor: ['@openfn/language-common@latest']\n        body: fn(state => state)\n"
         "    triggers:\n      webhook:\n        type: webhook\n        enabled: true\n"
         "    edges:\n      webhook->record-status:",
     )

@@ -171,3 +171,57 @@ def test_reviewers_cannot_import(client: TestClient) -> None:
         headers=auth(REVIEWER),
     )
     assert response.status_code == 403
+
+
+DEPLOY_SPEC = """\
+name: lab-project
+description: Lab results for the district
+channels:
+  feed: {name: feed, sink_url: 'https://sink.example.org/in'}
+workflows:
+  lab-results:
+    name: Lab results
+    jobs:
+      fetch:
+        name: Fetch
+        adaptor: '@openfn/language-http@7.2.10'
+        body: {path: jobs/fetch.js}
+    triggers:
+      trigger-one: {type: cron, cron_expression: '0 6 * * *'}
+    edges:
+      trigger-one->fetch: {source_trigger: trigger-one, target_job: fetch, condition_type: always}
+"""
+
+
+def test_import_reads_body_files_and_re_exports_what_it_kept(client: TestClient) -> None:
+    missing = client.post(
+        "/v1/workflows/import",
+        json={"format": "lightning", "content": DEPLOY_SPEC},
+        headers=auth(EDITOR),
+    )
+    assert missing.status_code == 422
+    assert missing.json()["error"]["field"] == "workflows.lab-results.jobs.fetch.body.path"
+
+    response = client.post(
+        "/v1/workflows/import",
+        json={
+            "format": "lightning",
+            "content": DEPLOY_SPEC,
+            "files": {"jobs/fetch.js": "get('results');"},
+        },
+        headers=auth(EDITOR),
+    )
+    assert response.status_code == 201, response.text
+    (workflow,) = response.json()["workflows"]
+    status, text, _ = _export(client, workflow["id"], "lightning")
+    assert status == 200
+    project = YAML(typ="safe").load(text)
+    assert (project["name"], project["description"]) == (
+        "lab-project",
+        "Lab results for the district",
+    )
+    assert project["channels"]["feed"]["sink_url"] == "https://sink.example.org/in"
+    wf = project["workflows"]["lab-results"]
+    assert wf["jobs"]["fetch"]["body"] == "get('results');"
+    assert list(wf["triggers"]) == ["trigger-one"] and wf["triggers"]["trigger-one"]["enabled"]
+    assert wf["edges"]["trigger-one->fetch"]["enabled"] is True

@@ -29,6 +29,7 @@ jobs:
   fetch:
     name: Fetch referral
     adaptor: '@openfn/language-http@latest'
+    credential: clinic
     body: |
       get('https://clinic.example.org/referrals/1');
       fn(state => {
@@ -170,7 +171,7 @@ def test_a_credential_the_code_logs_is_in_no_row_response_or_log_line(
         client,
         workflow["id"],
         responses=[_sample(70)],
-        configuration={"baseUrl": "https://clinic.example.org", "password": SECRET},
+        credentials={"clinic": {"baseUrl": "https://clinic.example.org", "password": SECRET}},
     )
     assert run["status"] == "succeeded"
     fetch = run["steps"][0]

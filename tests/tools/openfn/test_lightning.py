@@ -171,8 +171,8 @@ def test_what_lightning_exports_imports() -> None:
     assert list(structure.jobs) == ["FHIR-standard-Data-with-change", "Send-to-OpenHIM"]
     assert structure.jobs["FHIR-standard-Data-with-change"].credential == "me@example.org-DHIS2"
     edge = structure.edges["FHIR-standard-Data-with-change->Send-to-OpenHIM"]
-    # As @openfn/project reads it: an edge without `enabled` is disabled.
-    assert (edge.condition_type, edge.enabled) == ("on_job_success", False)
+    # As `openfn deploy` reads it: an edge without `enabled` is enabled.
+    assert (edge.condition_type, edge.enabled) == ("on_job_success", True)
     assert structure.edges["webhook->FHIR-standard-Data-with-change"].source_trigger == "webhook"
 
 
@@ -183,7 +183,7 @@ def test_what_lightning_exports_imports() -> None:
         (
             (
                 "        adaptor: '@openfn/language-http@latest'\n        credential",
-                "        credential",
+                "        adaptor: 7\n        credential",
             ),
             "workflows.OpenHIE-Workflow.jobs.FHIR-standard-Data-with-change.adaptor",
         ),

@@ -8,6 +8,8 @@
 - ``lightning``: :func:`to_lightning_project`, Lightning's ``project.yaml``;
 - ``lightning_import``, ``cli_import``: reading those back, via ``building``
   (assembling a document) and ``fields`` (errors that name the field);
+- ``context``: what an imported file holds around a workflow (project name,
+  description, sections, trigger keys), kept for the exports; bodies from ``files``;
 - ``parts``: trigger fields, edge ends and conditions both exports share.
 
 All of it is pure functions over :class:`~tools.document.WorkflowDocument`.

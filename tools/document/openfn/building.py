@@ -18,7 +18,7 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 from tools.document import WorkflowDocument
 from tools.document.emitter import FragmentEmitter
 from tools.document.names import derive_key, edge_key, is_valid_key
-from tools.document.openfn.fields import bad
+from tools.document.openfn.fields import CONTEXT_FIELD, bad
 from tools.document.structure import CONDITION_TYPES
 from tools.document.yaml_io import DEFAULT_MAX_BYTES
 
@@ -39,6 +39,12 @@ class DocumentBuilder:
         self._triggers: set[str] = set()
         self._cursors: list[tuple[str, str, str]] = []  # trigger key, job ref, field
         self._ids: dict[str, str] = {}  # id -> field of the entry that holds it
+        self._context: dict[str, Any] = {}
+
+    def set_context(self, context: Mapping[str, Any]) -> None:
+        """What the format holds around the workflow (:mod:`.context`), kept in the
+        document's ``openfn`` field for the exports to write back."""
+        self._context = dict(context)
 
     def add_job(
         self,
@@ -162,6 +168,8 @@ class DocumentBuilder:
         for name, section in self._sections.items():
             if section:
                 self._root[name] = section
+        if self._context:
+            self._root[CONTEXT_FIELD] = self._context
         # Written and read back, so the document holds exactly what a parse of its
         # YAML gives; through the fragment emitter, which writes plain entries
         # directly (a full ruamel dump of 3,000 steps is seconds) and seeds nothing.

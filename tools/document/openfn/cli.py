@@ -31,7 +31,8 @@ from __future__ import annotations
 from typing import Any
 
 from tools.document import WorkflowDocument
-from tools.document.openfn.ids import export_body, step_ids
+from tools.document.openfn.context import document_step_ids
+from tools.document.openfn.ids import export_body
 from tools.document.openfn.parts import edge_ends, js_condition, trigger_fields
 
 
@@ -44,7 +45,7 @@ def to_cli_workflow(doc: WorkflowDocument) -> dict[str, Any]:
     no expression.
     """
     structure = doc.structure
-    ids = step_ids(structure)
+    ids = document_step_ids(doc)
     steps: dict[str, dict[str, Any]] = {}
     for key, trigger in structure.triggers.items():
         steps[key] = {"id": ids.triggers[key], **trigger_fields(structure, trigger, ids)}

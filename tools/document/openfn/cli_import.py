@@ -2,8 +2,9 @@
 
 Steps with a ``type`` are triggers, the others jobs (as ``@openfn/project``
 tells them apart). A job's adaptor is its ``adaptor`` or its one ``adaptors``
-entry; its ``expression`` must be the code itself (a path to a file is
-refused: it cannot be read from here); a string ``configuration`` is the
+entry; its ``expression`` is the code itself, or a path to a file the import was
+given in ``files`` (a path to a file not given is refused: it cannot be read from
+here); a string ``configuration`` is the
 credential's name, while an object (credential values) or a ``.json`` path is
 refused, because Planwright stores names only. ``next`` edges read as the
 runtime reads them: ``true`` or ``"always"`` is always, the runtime's aliases
@@ -21,6 +22,7 @@ from typing import Any
 
 from tools.document import WorkflowDocument
 from tools.document.openfn.building import DocumentBuilder
+from tools.document.openfn.context import file_text
 from tools.document.openfn.fields import (
     TRIGGER_SETTINGS,
     bad,
@@ -47,7 +49,11 @@ _TRIGGER_FIELDS |= {"cron_cursor_job_id", *TRIGGER_SETTINGS}
 
 
 def from_cli_json(
-    text_: str, *, new_id: Callable[[], str], max_bytes: int = DEFAULT_MAX_BYTES
+    text_: str,
+    *,
+    new_id: Callable[[], str],
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    files: Mapping[str, str] | None = None,
 ) -> WorkflowDocument:
     check_size(text_, max_bytes)
     try:
@@ -60,11 +66,15 @@ def from_cli_json(
     except RecursionError as exc:
         raise DocumentError("The document is nested too deeply.", code="yaml_too_deep") from exc
     _check_depth(data)
-    return from_cli_workflow(data, new_id=new_id, max_bytes=max_bytes)
+    return from_cli_workflow(data, new_id=new_id, max_bytes=max_bytes, files=files)
 
 
 def from_cli_workflow(
-    data: Any, *, new_id: Callable[[], str], max_bytes: int = DEFAULT_MAX_BYTES
+    data: Any,
+    *,
+    new_id: Callable[[], str],
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    files: Mapping[str, str] | None = None,
 ) -> WorkflowDocument:
     root = mapping(data, "workflow")
     field = "workflow" if "workflow" in root else ""
@@ -79,7 +89,7 @@ def from_cli_workflow(
     for index, value in enumerate(steps):
         where = f"{prefix}[{index}]"
         step = mapping(value, where)
-        nodes.append((_add_step(builder, step, where, index), where, step))
+        nodes.append((_add_step(builder, step, where, index, files or {}), where, step))
     for key, where, step in nodes:
         _add_next(builder, key, step.get("next"), f"{where}.next")
     start = text(workflow, "start", field or "workflow")
@@ -94,7 +104,13 @@ def _given_id(step: Mapping[str, Any]) -> str | None:
     return uuid if isinstance(uuid, str) else None
 
 
-def _add_step(builder: DocumentBuilder, step: Mapping[str, Any], where: str, index: int) -> str:
+def _add_step(
+    builder: DocumentBuilder,
+    step: Mapping[str, Any],
+    where: str,
+    index: int,
+    files: Mapping[str, str],
+) -> str:
     step_id = text(step, "id", where)
     if step.get("type") is not None:
         trigger_type = text(step, "type", where) or ""
@@ -111,7 +127,7 @@ def _add_step(builder: DocumentBuilder, step: Mapping[str, Any], where: str, ind
         )
     expression = text(step, "expression", where)
     if expression is not None and _names_a_file(expression):
-        bad(f"{where}.expression", f"names a file ({expression.strip()!r}); put the code itself.")
+        expression = file_text(expression, f"{where}.expression", files)
     return builder.add_job(
         step_id or f"step-{index + 1}",
         where,

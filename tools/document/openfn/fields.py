@@ -7,6 +7,9 @@ from typing import Any, NoReturn
 
 from tools.errors import DocumentError
 
+CONTEXT_FIELD = "openfn"
+"""The document field that keeps what an imported OpenFn file held around the workflow."""
+
 
 def bad(field: str, message: str, *, code: str = "invalid_import") -> NoReturn:
     """Raise the import error for ``field`` (a dotted path such as ``workflows.a.jobs.b``)."""

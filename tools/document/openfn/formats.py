@@ -10,7 +10,7 @@ workflows) leaves and enters as one ``project.yaml``: :func:`export_project`,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -70,6 +70,7 @@ def import_project(
     new_id: Callable[[], str],
     max_bytes: int = DEFAULT_MAX_BYTES,
     allow_empty: bool = True,
+    files: Mapping[str, str] | None = None,
 ) -> ImportedProject:
     """A Lightning ``project.yaml`` as a project: every workflow, or (any bad field)
     :class:`~tools.errors.DocumentError` naming it and nothing. A file whose
@@ -79,7 +80,9 @@ def import_project(
     name = text(project, "name", "project")
     if allow_empty and not mapping(project.get("workflows"), "workflows"):
         return ImportedProject(name, [])
-    return ImportedProject(name, from_lightning_project(data, new_id=new_id, max_bytes=max_bytes))
+    return ImportedProject(
+        name, from_lightning_project(data, new_id=new_id, max_bytes=max_bytes, files=files)
+    )
 
 
 def import_workflows(
@@ -88,16 +91,19 @@ def import_workflows(
     *,
     new_id: Callable[[], str],
     max_bytes: int = DEFAULT_MAX_BYTES,
+    files: Mapping[str, str] | None = None,
 ) -> list[WorkflowDocument]:
     """The workflows ``text`` holds (a project may hold several), every id minted.
+    ``files`` (path -> text) are the files job bodies name (``body: {path}``, a CLI
+    ``expression`` that is a path).
 
     All or nothing: any bad field raises :class:`~tools.errors.DocumentError`
     naming it, and no document is returned.
     """
     if fmt == "lightning":
-        return from_lightning_yaml(text, new_id=new_id, max_bytes=max_bytes)
+        return from_lightning_yaml(text, new_id=new_id, max_bytes=max_bytes, files=files)
     if fmt == "cli":
-        return [from_cli_json(text, new_id=new_id, max_bytes=max_bytes)]
+        return [from_cli_json(text, new_id=new_id, max_bytes=max_bytes, files=files)]
     doc = WorkflowDocument.from_yaml(text, max_bytes=max_bytes)
     mint_missing_ids(doc, new_id)
     return [doc]

@@ -11,6 +11,7 @@ these ids, so renaming a key here changes nothing there.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tools.document.structure import Structure
@@ -42,14 +43,19 @@ class StepIds:
     jobs: dict[str, str]
     """Job key -> ``slugify(job name)``."""
     triggers: dict[str, str]
-    """Trigger key -> trigger type."""
+    """Trigger key -> trigger type (or the key it was imported under, ``trigger_keys``)."""
 
     def node(self, key: str) -> str:
         """The step id of a job or trigger key."""
         return self.jobs[key] if key in self.jobs else self.triggers[key]
 
 
-def step_ids(structure: Structure, *, fallback_name: str = "workflow") -> StepIds:
+def step_ids(
+    structure: Structure,
+    *,
+    fallback_name: str = "workflow",
+    trigger_keys: Mapping[str, str] | None = None,
+) -> StepIds:
     """The ids OpenFn will give ``structure``'s steps; raises if two would share one.
 
     Two parts OpenFn would identify the same way (two names with one slug, two
@@ -57,7 +63,9 @@ def step_ids(structure: Structure, *, fallback_name: str = "workflow") -> StepId
     there, so the export refuses them and names both.
     """
     jobs = {key: slugify(job.name or key) for key, job in structure.jobs.items()}
-    triggers = {key: trigger.type for key, trigger in structure.triggers.items()}
+    # A trigger imported under a key of its own (``trigger-one``) keeps it.
+    kept = trigger_keys or {}
+    triggers = {key: kept.get(key) or trigger.type for key, trigger in structure.triggers.items()}
     owner: dict[str, str] = {}
     for section, ids in (("triggers", triggers), ("jobs", jobs)):
         for key, step_id in ids.items():

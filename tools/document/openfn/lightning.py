@@ -30,7 +30,8 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 
 from tools.document import WorkflowDocument
 from tools.document.names import edge_key
-from tools.document.openfn.ids import export_body, step_ids
+from tools.document.openfn.context import document_step_ids, kept_project, kept_workflow
+from tools.document.openfn.ids import export_body
 from tools.document.openfn.parts import edge_ends, js_condition, trigger_fields
 from tools.document.yaml_io import dump_yaml
 from tools.errors import DocumentError
@@ -39,7 +40,7 @@ from tools.errors import DocumentError
 def lightning_workflow(doc: WorkflowDocument) -> tuple[str, dict[str, Any]]:
     """``(key, workflow)`` for one document, as it sits in ``workflows:``."""
     structure = doc.structure
-    ids = step_ids(structure)
+    ids = document_step_ids(doc)
     jobs: dict[str, Any] = {}
     for key, job in structure.jobs.items():
         entry: dict[str, Any] = {"name": job.name, "adaptor": job.adaptor}
@@ -72,6 +73,9 @@ def lightning_workflow(doc: WorkflowDocument) -> tuple[str, dict[str, Any]]:
     if structure.name is not None:
         workflow["name"] = structure.name
     workflow.update(jobs=jobs, triggers=triggers, edges=edges)
+    # The workflow's fields Planwright does not edit, as imported (never over its own).
+    for field, value in kept_workflow(doc).items():
+        workflow.setdefault(field, value)
     return ids.workflow, workflow
 
 
@@ -80,8 +84,11 @@ def to_lightning_project(
 ) -> dict[str, Any]:
     """The project holding ``docs`` (one workflow each), as plain data.
 
-    ``project_name`` defaults to the first workflow's name. Two workflows that
-    the package would key alike are an error naming both.
+    ``project_name`` defaults to the name of the project the first workflow was
+    imported from, else to its own name. The project's other fields as imported
+    (``description``, ``channels``, ``collections``, ``credentials``, ...) are written
+    back from the first workflow that kept them. Two workflows that the package would
+    key alike are an error naming both.
     """
     workflows: dict[str, Any] = {}
     names: dict[str, str | None] = {}
@@ -96,8 +103,16 @@ def to_lightning_project(
             )
         workflows[key] = workflow
         names[key] = doc.name
-    name = project_name or next((d.name for d in docs if d.name), None) or "planwright"
-    return {"name": name, "credentials": {}, "workflows": workflows}
+    kept = next((p for p in map(kept_project, docs) if p), {})
+    kept_name = kept.get("name") if isinstance(kept.get("name"), str) else None
+    name = project_name or kept_name or next((d.name for d in docs if d.name), None)
+    project: dict[str, Any] = {"name": name or "planwright"}
+    for field, value in kept.items():
+        if field not in ("name", "workflows"):
+            project[field] = value
+    project.setdefault("credentials", {})
+    project["workflows"] = workflows
+    return project
 
 
 def to_lightning_yaml(docs: Sequence[WorkflowDocument], *, project_name: str | None = None) -> str:
