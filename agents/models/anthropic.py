@@ -20,6 +20,7 @@ from typing import Any
 import anthropic
 from pydantic import SecretStr
 
+from agents.deadline import RetryWaitCap
 from agents.models.base import (
     MalformedModelOutputError,
     ModelError,
@@ -35,6 +36,11 @@ from agents.models.base import (
 __all__ = ["AnthropicModel"]
 
 logger = logging.getLogger(__name__)
+
+SDKClient = (
+    anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex
+)
+"""The SDK's clients for the Claude API, Amazon Bedrock and Vertex AI: one Messages API."""
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 # Statuses the SDK retries itself (408, 409, 429, 5xx incl. 529 overloaded): once they
@@ -128,15 +134,19 @@ class AnthropicModel:
         base_url: str | None = None,
         timeout: float = 60.0,
         max_retries: int = 2,
-        client: anthropic.AsyncAnthropic | None = None,
+        max_wait_s: float | None = None,
+        client: SDKClient | None = None,
+        owns_client: bool | None = None,
     ) -> None:
         self.models: dict[ModelRole, str] = dict(models)
         self._api_key = SecretStr(api_key) if isinstance(api_key, str) else api_key
         self.base_url = base_url
         self.timeout = timeout
         self.max_retries = max_retries
+        self.max_wait_s = max_wait_s
+        """Longest ``retry-after`` waited out (:class:`agents.deadline.RetryWaitCap`)."""
         self._client = client
-        self._owns_client = client is None
+        self._owns_client = client is None if owns_client is None else owns_client
 
     def __repr__(self) -> str:
         key = "set" if self._api_key is not None else "from-env"
@@ -148,10 +158,12 @@ class AnthropicModel:
     # -- client ------------------------------------------------------------- #
 
     @property
-    def client(self) -> anthropic.AsyncAnthropic:
+    def client(self) -> SDKClient:
         """The SDK client, built on first use."""
         if self._client is None:
             kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
+            if self.max_wait_s is not None:
+                kwargs["middleware"] = [RetryWaitCap(self.max_wait_s)]
             if self._api_key is not None:
                 kwargs["api_key"] = self._api_key.get_secret_value()
             if self.base_url is not None:
