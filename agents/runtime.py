@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agents.deadline import Deadline, DeadlineModel
 from agents.models.base import ChatModel, ModelRole
+from agents.models.deadline import Deadline, DeadlineModel
+from agents.models.pause import PauseContinuingModel
 from agents.usage import DEFAULT_PRICES, ModelPrice, RecordingModel, UsageLedger
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
@@ -159,7 +160,7 @@ class AgentConfig:
     """USD per million tokens by model id, for the cost of each call."""
     turn_deadline_s: float | None = None
     """How long one run of a turn (its start or a resume, to its end or next pause) may
-    wait on models; ``None``: no limit (:mod:`agents.deadline`)."""
+    wait on models; ``None``: no limit (:mod:`agents.models.deadline`)."""
 
 
 class RecordsCalls:
@@ -177,16 +178,18 @@ class RecordsCalls:
             self.deadline = Deadline(self.config.turn_deadline_s)
 
     def check_deadline(self) -> None:
-        """Raise :class:`~agents.deadline.TurnDeadlineError` once the run's deadline passed."""
+        """Raise :class:`~agents.models.deadline.TurnDeadlineError` once the deadline passed."""
         if self.deadline is not None:
             self.deadline.check()
 
     def model(self, role: ModelRole) -> ChatModel:
-        """The role's model; each call through it ends by the run's deadline and is
-        recorded in ``usage`` (a call the deadline stopped too)."""
+        """The role's model; each call through it ends by the run's deadline, is
+        recorded in ``usage`` (a call the deadline stopped too) and, paused with
+        ``pause_turn``, is continued (:mod:`agents.models.pause`)."""
         deadline = self.deadline or Deadline(self.config.turn_deadline_s)
         timed = DeadlineModel(self.models[role], deadline)
-        return RecordingModel(timed, self.usage, self.config.prices)
+        # A reply paused with pause_turn is continued: each part its own recorded call.
+        return PauseContinuingModel(RecordingModel(timed, self.usage, self.config.prices))
 
     def prompt(self, role: str) -> PromptTemplate:
         """The role's prompt template, noted in ``usage`` as used by this run."""

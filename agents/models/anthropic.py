@@ -20,7 +20,6 @@ from typing import Any
 import anthropic
 from pydantic import SecretStr
 
-from agents.deadline import RetryWaitCap
 from agents.models.base import (
     MalformedModelOutputError,
     ModelError,
@@ -32,6 +31,7 @@ from agents.models.base import (
     TextSink,
     Usage,
 )
+from agents.models.deadline import RetryWaitCap
 
 __all__ = ["AnthropicModel"]
 
@@ -144,7 +144,7 @@ class AnthropicModel:
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_wait_s = max_wait_s
-        """Longest ``retry-after`` waited out (:class:`agents.deadline.RetryWaitCap`)."""
+        """Longest ``retry-after`` waited out (:class:`agents.models.deadline.RetryWaitCap`)."""
         self._client = client
         self._owns_client = client is None if owns_client is None else owns_client
 

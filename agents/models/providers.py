@@ -26,10 +26,10 @@ from typing import Any
 import anthropic
 from pydantic import SecretStr
 
-from agents.deadline import RetryWaitCap
 from agents.models.anthropic import SDKClient
 from agents.models.base import ModelError, ModelRole
 from agents.models.catalog import Provider, provider_model_id
+from agents.models.deadline import RetryWaitCap
 
 __all__ = ["CloudSettings", "ProviderUnavailableError", "build_client", "provider_ids"]
 

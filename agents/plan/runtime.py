@@ -19,8 +19,8 @@ from typing import Any, Protocol
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
-from agents.deadline import Deadline
 from agents.models.base import ChatModel, ModelRole
+from agents.models.deadline import Deadline
 from agents.runtime import AgentConfig, Committer, InMemoryCommitter, RecordsCalls, TurnRuntime
 from agents.usage import UsageLedger
 from prompts import PromptTemplate, load_prompt
