@@ -47,7 +47,14 @@ EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 # reach us its retries are spent, so the model is "unavailable" rather than wrong.
 _TRANSIENT_STATUSES = frozenset({408, 409, 429})
 # Error types an SSE ``error`` event can carry after a 200 that mean the same thing.
-_TRANSIENT_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error", "timeout_error"})
+# Bedrock's event stream names them its own way (its modelled ResponseStream exceptions).
+_TRANSIENT_TYPES = frozenset(
+    {
+        *("overloaded_error", "rate_limit_error", "api_error", "timeout_error"),
+        *("serviceUnavailableException", "throttlingException", "internalServerException"),
+        "modelTimeoutException",
+    }
+)
 # The stream helper raises ValueError with this text for tool input JSON it cannot parse.
 _BROKEN_TOOL_JSON = "Unable to parse tool parameter JSON"
 _NO_CREDENTIALS = "Could not resolve authentication method"
@@ -64,6 +71,22 @@ newest one writes the whole conversation so far to the cache; the one before
 sits where the previous request's newest one was, so the next round reads
 everything up to it even when a round added more than the API's 20-block lookback.
 """
+
+
+# The body's ``anthropic_version`` each platform documents. The SDK would send its own
+# API version (2026-10-21), which Bedrock's ARN-versioned model ids refuse.
+_PLATFORM_VERSIONS: tuple[tuple[type[Any], str], ...] = (
+    (anthropic.AsyncAnthropicBedrock, "bedrock-2023-05-31"),
+    (anthropic.AsyncAnthropicVertex, "vertex-2023-10-16"),
+)
+
+
+def _platform_options(client: SDKClient) -> dict[str, Any]:
+    """Extra request options for Bedrock and Vertex (none on the Claude API)."""
+    for kind, version in _PLATFORM_VERSIONS:
+        if isinstance(client, kind):
+            return {"extra_body": {"anthropic_version": version}}
+    return {}
 
 
 def _usage_of(message: Any) -> Usage:
@@ -263,7 +286,9 @@ class AnthropicModel:
         streamed: list[str],
         billed: list[Usage],
     ) -> tuple[Any, str | None]:
-        async with self.client.messages.stream(**params) as stream:
+        async with self.client.messages.stream(
+            **params, **_platform_options(self.client)
+        ) as stream:
             try:
                 async for event in stream:
                     if event.type == "text" and on_text is not None and event.text:
