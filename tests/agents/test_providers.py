@@ -50,13 +50,12 @@ def bedrock(cloud: FakeCloudServer, **overrides: Any) -> AnthropicModel:
             provider="bedrock",
             cloud=CloudSettings(region=cloud.aws_region, base_url=cloud.base_url),
             timeout_s=5,
-            max_retries=0,
-            **overrides,
+            **{"max_retries": 0, **overrides},
         )
     )
 
 
-def vertex(cloud: FakeCloudServer, token: str | None = None) -> AnthropicModel:
+def vertex(cloud: FakeCloudServer, token: str | None = None, **overrides: Any) -> AnthropicModel:
     return _claude(
         ModelConfig(
             provider="vertex",
@@ -67,7 +66,7 @@ def vertex(cloud: FakeCloudServer, token: str | None = None) -> AnthropicModel:
                 base_url=cloud.vertex_base_url,
             ),
             timeout_s=5,
-            max_retries=0,
+            **{"max_retries": 0, **overrides},
         )
     )
 
@@ -191,3 +190,20 @@ def test_the_settings_name_the_provider_and_its_place(
     assert (config.provider, config.cloud.region) == ("bedrock", "eu-west-1")
     with pytest.raises(ValueError):
         Settings(provider="azure")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "vertex"])
+async def test_the_retry_after_cap_holds_on_every_provider(
+    cloud: FakeCloudServer, aws_credentials: None, provider: str
+) -> None:
+    from agents.models.deadline import RetryWaitTooLongError
+    from tests.fakes.anthropic_server import rate_limit_reply
+
+    cloud.queue(rate_limit_reply(retry_after=900))
+    build = bedrock if provider == "bedrock" else vertex
+    model = build(cloud, max_retries=3, max_wait_s=2)
+    with pytest.raises(RetryWaitTooLongError) as info:
+        await run(model, "hello")
+    await model.aclose()
+    assert info.value.details["retry_after_s"] == 900
+    assert len(cloud.requests) == 1  # neither waited out nor retried
