@@ -32,15 +32,11 @@ from agents.models.base import (
     Usage,
 )
 from agents.models.deadline import RetryWaitCap
+from agents.models.providers import SDKClient, platform_options
 
 __all__ = ["AnthropicModel"]
 
 logger = logging.getLogger(__name__)
-
-SDKClient = (
-    anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex
-)
-"""The SDK's clients for the Claude API, Amazon Bedrock and Vertex AI: one Messages API."""
 
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 # Statuses the SDK retries itself (408, 409, 429, 5xx incl. 529 overloaded): once they
@@ -71,22 +67,6 @@ newest one writes the whole conversation so far to the cache; the one before
 sits where the previous request's newest one was, so the next round reads
 everything up to it even when a round added more than the API's 20-block lookback.
 """
-
-
-# The body's ``anthropic_version`` each platform documents. The SDK would send its own
-# API version (2026-10-21), which Bedrock's ARN-versioned model ids refuse.
-_PLATFORM_VERSIONS: tuple[tuple[type[Any], str], ...] = (
-    (anthropic.AsyncAnthropicBedrock, "bedrock-2023-05-31"),
-    (anthropic.AsyncAnthropicVertex, "vertex-2023-10-16"),
-)
-
-
-def _platform_options(client: SDKClient) -> dict[str, Any]:
-    """Extra request options for Bedrock and Vertex (none on the Claude API)."""
-    for kind, version in _PLATFORM_VERSIONS:
-        if isinstance(client, kind):
-            return {"extra_body": {"anthropic_version": version}}
-    return {}
 
 
 def _usage_of(message: Any) -> Usage:
@@ -286,9 +266,7 @@ class AnthropicModel:
         streamed: list[str],
         billed: list[Usage],
     ) -> tuple[Any, str | None]:
-        async with self.client.messages.stream(
-            **params, **_platform_options(self.client)
-        ) as stream:
+        async with self.client.messages.stream(**params, **platform_options(self.client)) as stream:
             try:
                 async for event in stream:
                     if event.type == "text" and on_text is not None and event.text:

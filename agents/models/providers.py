@@ -26,12 +26,39 @@ from typing import Any
 import anthropic
 from pydantic import SecretStr
 
-from agents.models.anthropic import SDKClient
 from agents.models.base import ModelError, ModelRole
 from agents.models.catalog import Provider, provider_model_id
 from agents.models.deadline import RetryWaitCap
 
-__all__ = ["CloudSettings", "ProviderUnavailableError", "build_client", "provider_ids"]
+__all__ = [
+    "CloudSettings",
+    "ProviderUnavailableError",
+    "SDKClient",
+    "build_client",
+    "platform_options",
+    "provider_ids",
+]
+
+SDKClient = (
+    anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex
+)
+"""The SDK's clients for the Claude API, Amazon Bedrock and Vertex AI: one Messages API."""
+
+# The body's ``anthropic_version`` each platform documents. The SDK would send its own
+# API version (2026-10-21), which Bedrock's ARN-versioned model ids refuse.
+_PLATFORM_VERSIONS: tuple[tuple[type[Any], str], ...] = (
+    (anthropic.AsyncAnthropicBedrock, "bedrock-2023-05-31"),
+    (anthropic.AsyncAnthropicVertex, "vertex-2023-10-16"),
+)
+
+
+def platform_options(client: SDKClient) -> dict[str, Any]:
+    """Extra request options for Bedrock and Vertex (none on the Claude API)."""
+    for kind, version in _PLATFORM_VERSIONS:
+        if isinstance(client, kind):
+            return {"extra_body": {"anthropic_version": version}}
+    return {}
+
 
 _EXTRA: Mapping[Provider, tuple[str, str]] = {
     "bedrock": ("botocore", "anthropic[bedrock]"),
