@@ -14,6 +14,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agents.models.base import ChatModel, ModelRole
+from agents.models.deadline import Deadline, DeadlineModel
+from agents.models.pause import PauseContinuingModel
 from agents.usage import DEFAULT_PRICES, ModelPrice, RecordingModel, UsageLedger
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
@@ -156,6 +158,9 @@ class AgentConfig:
     """Prompt version per role; a role left out gets its newest local file."""
     prices: Mapping[str, ModelPrice] = field(default_factory=lambda: dict(DEFAULT_PRICES))
     """USD per million tokens by model id, for the cost of each call."""
+    turn_deadline_s: float | None = None
+    """How long one run of a turn (its start or a resume, to its end or next pause) may
+    wait on models; ``None``: no limit (:mod:`agents.models.deadline`)."""
 
 
 class RecordsCalls:
@@ -166,10 +171,25 @@ class RecordsCalls:
     config: AgentConfig
     prompt_loader: Callable[[str, str | None], PromptTemplate]
     usage: UsageLedger
+    deadline: Deadline | None
+
+    def __post_init__(self) -> None:
+        if self.deadline is None:  # the run starts now
+            self.deadline = Deadline(self.config.turn_deadline_s)
+
+    def check_deadline(self) -> None:
+        """Raise :class:`~agents.models.deadline.TurnDeadlineError` once the deadline passed."""
+        if self.deadline is not None:
+            self.deadline.check()
 
     def model(self, role: ModelRole) -> ChatModel:
-        """The role's model; each call through it is recorded in ``usage``."""
-        return RecordingModel(self.models[role], self.usage, self.config.prices)
+        """The role's model; each call through it ends by the run's deadline, is
+        recorded in ``usage`` (a call the deadline stopped too) and, paused with
+        ``pause_turn``, is continued (:mod:`agents.models.pause`)."""
+        deadline = self.deadline or Deadline(self.config.turn_deadline_s)
+        timed = DeadlineModel(self.models[role], deadline)
+        # A reply paused with pause_turn is continued: each part its own recorded call.
+        return PauseContinuingModel(RecordingModel(timed, self.usage, self.config.prices))
 
     def prompt(self, role: str) -> PromptTemplate:
         """The role's prompt template, noted in ``usage`` as used by this run."""
@@ -198,6 +218,9 @@ class TurnRuntime(RecordsCalls):
     test_runs: TurnTestRuns | None = None
     """Runs the workflow for ``test_run`` calls; ``None``: test runs are not available
     here (the call gets ``runs_unavailable``)."""
+    deadline: Deadline | None = None
+    """When this run must end (``None``: ``config.turn_deadline_s`` from now); a resumed
+    turn is a new run with a new deadline."""
     _doc: WorkflowDocument | None = field(default=None, repr=False)
     """The parsed document, kept between nodes while it matches ``_doc_version``."""
     _doc_version: int | None = field(default=None, repr=False)

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, NonNegativeFloat, PositiveInt
 
 from agents.events import ModelCallUsage, TurnUsage
 from agents.models.base import ChatModel, ModelRequest, ModelResponse, TextSink, Usage
+from agents.models.catalog import api_model_id
 from tools.errors import PlanwrightError
 
 __all__ = [
@@ -88,14 +89,19 @@ _OPUS_45 = _price(5, 25, 6.25, 0.50)  # Opus 4.5 to 5
 _SONNET_4 = _price(3, 15, 3.75, 0.30)
 _FABLE_5 = _price(10, 50, 12.50, 1.00)
 _FABLE_51 = _price(10, 50, 12.50, 0.25)
+_FABLE_52 = _price(8, 40, 10, 0.20)
 
 # Anthropic's published list prices (platform.claude.com/docs/en/about-claude/pricing,
-# per model overview pages, checked 2026-12), keyed by model id and alias; dated
-# snapshot ids (``claude-haiku-4-5-20251001``) fall back to their alias. Override or
-# extend with PLANWRIGHT_MODEL_PRICES.
+# per model overview pages, checked 2026-12), keyed by model id and alias: one for every
+# id the installed SDK still offers (agents.models.catalog.offered_model_ids), none for
+# retired ids. Dated snapshot ids (``claude-haiku-4-5-20251001``) fall back to their
+# alias; Bedrock and Vertex ids to the API id they name. Override or extend with
+# PLANWRIGHT_MODEL_PRICES.
 DEFAULT_PRICES: Mapping[str, ModelPrice] = {
     "offline": _FREE,
     "scripted": _FREE,
+    "claude-fable-5-2": _FABLE_52,
+    "claude-mythos-5-2": _FABLE_52,
     "claude-fable-5-1": _FABLE_51,
     "claude-mythos-5-1": _FABLE_51,
     "claude-fable-5": _FABLE_5,
@@ -106,11 +112,9 @@ DEFAULT_PRICES: Mapping[str, ModelPrice] = {
     "claude-opus-4-7": _OPUS_45,
     "claude-opus-4-6": _OPUS_45,
     "claude-opus-4-5": _OPUS_45,
-    "claude-opus-4-1": _price(15, 75, 18.75, 1.50),
     "claude-sonnet-5-5": _price(2, 10, 2.50, 0.10),
     "claude-sonnet-5": _price(2, 10, 2.50, 0.20),
     "claude-sonnet-4-6": _SONNET_4,
-    "claude-sonnet-4-5": _SONNET_4,
     "claude-haiku-5-5": _price(
         0.10,
         0.50,
@@ -124,11 +128,15 @@ DEFAULT_PRICES: Mapping[str, ModelPrice] = {
 
 
 def price_for(model: str, prices: Mapping[str, ModelPrice]) -> ModelPrice | None:
-    """The price of ``model``: by exact id, else by its alias (date suffix dropped)."""
-    price = prices.get(model)
-    if price is None:
-        price = prices.get(_SNAPSHOT_SUFFIX.sub("", model))
-    return price
+    """The price of ``model``: by exact id, else by its alias (date suffix dropped); a
+    Bedrock or Vertex id by the Claude API id it names."""
+    for candidate in (model, api_model_id(model)):
+        price = prices.get(candidate)
+        if price is None:
+            price = prices.get(_SNAPSHOT_SUFFIX.sub("", candidate))
+        if price is not None:
+            return price
+    return None
 
 
 def cost_breakdown(

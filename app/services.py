@@ -140,6 +140,7 @@ async def open_services(
                 prices=settings.model_prices,
                 history_token_budget=settings.history_token_budget,
                 max_message_chars=settings.max_message_chars,
+                turn_deadline_s=settings.turn_deadline_s,
             ),
             lock_ttl_s=settings.turn_lock_ttl_s,
             tracer=tracer,

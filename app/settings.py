@@ -23,7 +23,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agents.models.catalog import DEFAULT_MODEL_IDS
+from agents.models.catalog import DEFAULT_MODEL_IDS, Provider, model_id_problem
 from agents.usage import DEFAULT_PRICES, ModelPrice
 from tools.document.yaml_io import DEFAULT_MAX_BYTES
 
@@ -68,6 +68,43 @@ class Settings(BaseSettings):
     )
     model_timeout_s: float = 120.0
     model_max_retries: int = 3
+    model_max_wait_s: float = Field(
+        60.0,
+        gt=0,
+        description="Longest retry-after the model client waits out; a rate limit or "
+        "overload asking for longer fails the call (retry_after_too_long).",
+    )
+    turn_deadline_s: float = Field(
+        600.0,
+        gt=0,
+        description="How long one run of a turn (from its start or a resume to its end or "
+        "next pause) may take on model calls; past it the turn ends (turn_deadline).",
+    )
+    provider: Provider = Field(
+        "anthropic",
+        description="Where Claude runs: the Claude API (anthropic), Amazon Bedrock "
+        "(bedrock) or Vertex AI (vertex), each through the anthropic SDK's own client.",
+    )
+    cloud_region: str | None = Field(
+        None,
+        description="Bedrock's AWS region or Vertex's region; unset: AWS_REGION / "
+        "AWS_DEFAULT_REGION (Bedrock) or CLOUD_ML_REGION (Vertex).",
+    )
+    vertex_project_id: str | None = Field(
+        None,
+        description="Google Cloud project for Vertex; unset: ANTHROPIC_VERTEX_PROJECT_ID "
+        "or the one of the application default credentials.",
+    )
+    vertex_access_token: SecretStr | None = Field(
+        None,
+        description="A Google OAuth access token for Vertex; unset: application default "
+        "credentials (refreshed by google-auth).",
+    )
+    cloud_base_url: str | None = Field(
+        None,
+        description="Bedrock's or Vertex's endpoint; unset: the region's (or "
+        "ANTHROPIC_BEDROCK_BASE_URL / ANTHROPIC_VERTEX_BASE_URL).",
+    )
     max_tool_calls: int = 20
     history_token_budget: int = 8000
     max_message_chars: int = 20000
@@ -188,6 +225,11 @@ class Settings(BaseSettings):
             raise ValueError("run_timeout_s must not exceed run_max_timeout_s")
         if self.run_output_bytes > self.run_total_output_bytes:
             raise ValueError("run_output_bytes must not exceed run_total_output_bytes")
+        if self.uses_anthropic:  # an id the API would answer 404 stops start-up here
+            for role in ("router", "planner", "job_code"):
+                problem = model_id_problem(role, getattr(self, f"{role}_model"))
+                if problem is not None:
+                    raise ValueError(problem)
         roles = self.token_holders()
         if not roles and not _is_loopback(self.host):
             raise ValueError(
@@ -212,6 +254,10 @@ class Settings(BaseSettings):
 
     @property
     def uses_anthropic(self) -> bool:
+        """Claude (on any provider) rather than the offline model: Bedrock and Vertex
+        need no Anthropic key, the Claude API does."""
+        if self.provider != "anthropic":
+            return True
         return self.anthropic_api_key is not None and bool(
             self.anthropic_api_key.get_secret_value()
         )

@@ -31,6 +31,8 @@ from agents.models.base import (
     TextSink,
     Usage,
 )
+from agents.models.deadline import RetryWaitCap
+from agents.models.providers import SDKClient, platform_options
 
 __all__ = ["AnthropicModel"]
 
@@ -41,7 +43,14 @@ EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 # reach us its retries are spent, so the model is "unavailable" rather than wrong.
 _TRANSIENT_STATUSES = frozenset({408, 409, 429})
 # Error types an SSE ``error`` event can carry after a 200 that mean the same thing.
-_TRANSIENT_TYPES = frozenset({"overloaded_error", "rate_limit_error", "api_error", "timeout_error"})
+# Bedrock's event stream names them its own way (its modelled ResponseStream exceptions).
+_TRANSIENT_TYPES = frozenset(
+    {
+        *("overloaded_error", "rate_limit_error", "api_error", "timeout_error"),
+        *("serviceUnavailableException", "throttlingException", "internalServerException"),
+        "modelTimeoutException",
+    }
+)
 # The stream helper raises ValueError with this text for tool input JSON it cannot parse.
 _BROKEN_TOOL_JSON = "Unable to parse tool parameter JSON"
 _NO_CREDENTIALS = "Could not resolve authentication method"
@@ -128,15 +137,19 @@ class AnthropicModel:
         base_url: str | None = None,
         timeout: float = 60.0,
         max_retries: int = 2,
-        client: anthropic.AsyncAnthropic | None = None,
+        max_wait_s: float | None = None,
+        client: SDKClient | None = None,
+        owns_client: bool | None = None,
     ) -> None:
         self.models: dict[ModelRole, str] = dict(models)
         self._api_key = SecretStr(api_key) if isinstance(api_key, str) else api_key
         self.base_url = base_url
         self.timeout = timeout
         self.max_retries = max_retries
+        self.max_wait_s = max_wait_s
+        """Longest ``retry-after`` waited out (:class:`agents.models.deadline.RetryWaitCap`)."""
         self._client = client
-        self._owns_client = client is None
+        self._owns_client = client is None if owns_client is None else owns_client
 
     def __repr__(self) -> str:
         key = "set" if self._api_key is not None else "from-env"
@@ -148,10 +161,12 @@ class AnthropicModel:
     # -- client ------------------------------------------------------------- #
 
     @property
-    def client(self) -> anthropic.AsyncAnthropic:
+    def client(self) -> SDKClient:
         """The SDK client, built on first use."""
         if self._client is None:
             kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
+            if self.max_wait_s is not None:
+                kwargs["middleware"] = [RetryWaitCap(self.max_wait_s)]
             if self._api_key is not None:
                 kwargs["api_key"] = self._api_key.get_secret_value()
             if self.base_url is not None:
@@ -251,7 +266,7 @@ class AnthropicModel:
         streamed: list[str],
         billed: list[Usage],
     ) -> tuple[Any, str | None]:
-        async with self.client.messages.stream(**params) as stream:
+        async with self.client.messages.stream(**params, **platform_options(self.client)) as stream:
             try:
                 async for event in stream:
                     if event.type == "text" and on_text is not None and event.text:

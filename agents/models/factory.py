@@ -1,5 +1,6 @@
-"""The one place the chat models are built: Claude with an API key, the offline
-model without. The service (``app.ai``) and the evals both build theirs here.
+"""The one place the chat models are built: Claude with an API key (or on Amazon
+Bedrock or Vertex AI, ``PLANWRIGHT_PROVIDER``), the offline model without. The
+service (``app.ai``) and the evals both build theirs here.
 
 :func:`build_models` takes a :class:`ModelConfig` of plain values, so callers
 with their own settings pass them in; :meth:`ModelConfig.from_env` reads the
@@ -19,23 +20,33 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agents.models.anthropic import AnthropicModel
 from agents.models.base import ChatModel, ModelRole
-from agents.models.catalog import DEFAULT_MODEL_IDS, check_model_ids
+from agents.models.catalog import DEFAULT_MODEL_IDS, Provider, check_model_ids
+from agents.models.providers import CloudSettings, build_client, provider_ids
 
 ROLES: tuple[ModelRole, ...] = ("router", "planner", "job_code")
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """What building the models needs: no key means the offline model."""
+    """What building the models needs: on the Claude API no key means the offline model."""
 
     api_key: SecretStr | None = None
     base_url: str | None = None
     model_ids: Mapping[ModelRole, str] = field(default_factory=lambda: dict(DEFAULT_MODEL_IDS))
+    """Claude API ids; mapped to the provider's own ids when the models are built."""
     timeout_s: float = 120.0
     max_retries: int = 3
+    max_wait_s: float | None = 60.0
+    """Longest ``retry-after`` waited out; a longer one fails the call."""
+    provider: Provider = "anthropic"
+    cloud: CloudSettings = field(default_factory=CloudSettings)
+    """Where Bedrock or Vertex is reached (unused on the Claude API)."""
 
     @property
     def uses_anthropic(self) -> bool:
+        """Whether the models are Claude (on any provider) rather than the offline model."""
+        if self.provider != "anthropic":
+            return True
         return self.api_key is not None and bool(self.api_key.get_secret_value())
 
     @classmethod
@@ -51,6 +62,14 @@ class ModelConfig:
             },
             timeout_s=settings.model_timeout_s,
             max_retries=settings.model_max_retries,
+            max_wait_s=settings.model_max_wait_s,
+            provider=settings.provider,
+            cloud=CloudSettings(
+                region=settings.cloud_region,
+                project_id=settings.vertex_project_id,
+                access_token=settings.vertex_access_token,
+                base_url=settings.cloud_base_url,
+            ),
         )
 
     @classmethod
@@ -76,6 +95,18 @@ class ModelSettings(Protocol):
     def model_timeout_s(self) -> float: ...
     @property
     def model_max_retries(self) -> int: ...
+    @property
+    def model_max_wait_s(self) -> float: ...
+    @property
+    def provider(self) -> Provider: ...
+    @property
+    def cloud_region(self) -> str | None: ...
+    @property
+    def vertex_project_id(self) -> str | None: ...
+    @property
+    def vertex_access_token(self) -> SecretStr | None: ...
+    @property
+    def cloud_base_url(self) -> str | None: ...
 
 
 def build_models(config: ModelConfig) -> dict[ModelRole, ChatModel]:
@@ -86,13 +117,30 @@ def build_models(config: ModelConfig) -> dict[ModelRole, ChatModel]:
     """
     if config.uses_anthropic:
         check_model_ids(config.model_ids)
-        claude = AnthropicModel(
-            models=config.model_ids,
-            api_key=config.api_key,
-            base_url=config.base_url,
-            timeout=config.timeout_s,
-            max_retries=config.max_retries,
-        )
+        if config.provider == "anthropic":
+            claude = AnthropicModel(
+                models=config.model_ids,
+                api_key=config.api_key,
+                base_url=config.base_url,
+                timeout=config.timeout_s,
+                max_retries=config.max_retries,
+                max_wait_s=config.max_wait_s,
+            )
+        else:
+            claude = AnthropicModel(
+                models=provider_ids(config.model_ids, config.provider),
+                timeout=config.timeout_s,
+                max_retries=config.max_retries,
+                max_wait_s=config.max_wait_s,
+                client=build_client(
+                    config.provider,
+                    config.cloud,
+                    timeout=config.timeout_s,
+                    max_retries=config.max_retries,
+                    max_wait_s=config.max_wait_s,
+                ),
+                owns_client=True,
+            )
         return dict.fromkeys(ROLES, claude)
     return offline_models()
 
@@ -122,3 +170,9 @@ class _ModelEnv(BaseSettings):
     job_code_model: str = DEFAULT_MODEL_IDS["job_code"]
     model_timeout_s: float = 120.0
     model_max_retries: int = 3
+    model_max_wait_s: float = 60.0
+    provider: Provider = "anthropic"
+    cloud_region: str | None = None
+    vertex_project_id: str | None = None
+    vertex_access_token: SecretStr | None = None
+    cloud_base_url: str | None = None

@@ -75,6 +75,7 @@ async def build_node(state: PlanState, runtime: Runtime[PlanRuntime]) -> dict[st
         for key in plan.order:
             if key in wanted:
                 await _build_one(rt, state, record, by_key[key], plan, found, emit, key in changed)
+                rt.check_deadline()  # past it, the builds left are not started
         unlinked = await unlink(rt, state, record, by_key, found, emit)
         linked = await link(rt, state, record, by_key, found, emit)
     except BaseException as exc:

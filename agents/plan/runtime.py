@@ -20,6 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph.state import CompiledStateGraph
 
 from agents.models.base import ChatModel, ModelRole
+from agents.models.deadline import Deadline
 from agents.runtime import AgentConfig, Committer, InMemoryCommitter, RecordsCalls, TurnRuntime
 from agents.usage import UsageLedger
 from prompts import PromptTemplate, load_prompt
@@ -109,6 +110,9 @@ class PlanRuntime(RecordsCalls):
     prompt_loader: Callable[[str, str | None], PromptTemplate] = load_prompt
     usage: UsageLedger = field(default_factory=UsageLedger)
     """Every model call of the turn, the builds' too."""
+    deadline: Deadline | None = None
+    """When this run must end, its builds included (``None``: ``config.turn_deadline_s``
+    from now)."""
 
     def build_runtime(self, committer: Committer) -> TurnRuntime:
         """The runtime of one workflow's build: same models, limits and ledger."""
@@ -119,6 +123,7 @@ class PlanRuntime(RecordsCalls):
             committer=committer,
             prompt_loader=self.prompt_loader,
             usage=self.usage,
+            deadline=self.deadline,
         )
 
 

@@ -139,3 +139,41 @@ async def test_a_cut_off_route_call_goes_to_the_planner(
     outcome = await run(claude(fake_anthropic), "what is this?", page="job", job_key="check")
     assert outcome.of("route")[0]["destination"] == "planner"
     assert outcome.of("message")[-1]["text"] == "It has no code yet."
+
+
+async def test_a_paused_reply_is_continued_and_the_turn_goes_on(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    fake_anthropic.queue(
+        text_reply("Looking at the steps first.", stop_reason="pause_turn"),
+        tool_reply(("update_workflow", {"name": "Intake"})),
+        text_reply("Renamed the workflow."),
+    )
+    outcome = await run(claude(fake_anthropic), "rename the workflow to Intake")
+    assert outcome.doc.structure.name == "Intake"  # the pause did not end the turn
+    assert outcome.of("message")[-1]["text"] == "Renamed the workflow."
+    paused, continued, after_tools = fake_anthropic.requests
+    # The paused content goes back unchanged as the last message, and the round is asked again.
+    assert continued.messages[:-1] == paused.messages
+    assert continued.messages[-1]["role"] == "assistant"
+    assert [b["text"] for b in continued.messages[-1]["content"]] == ["Looking at the steps first."]
+    # The next round sees one assistant reply: the paused part, then its continuation.
+    reply = after_tools.messages[-2]
+    assert reply["role"] == "assistant"
+    assert [b["type"] for b in reply["content"]] == ["text", "tool_use"]
+    planner_calls = [c for c in outcome.runtime.usage.calls if c.role == "planner"]
+    assert len(planner_calls) == 3  # each part is its own priced call
+    assert fake_anthropic.rejected == []
+
+
+async def test_a_reply_that_keeps_pausing_is_an_error(fake_anthropic: FakeAnthropicServer) -> None:
+    from agents.models.pause import MAX_CONTINUATIONS, PauseLimitError
+
+    fake_anthropic.queue(
+        *[text_reply(f"Step {i}.", stop_reason="pause_turn") for i in range(MAX_CONTINUATIONS + 1)]
+    )
+    with pytest.raises(PauseLimitError) as info:
+        await run(claude(fake_anthropic), "think hard")
+    assert info.value.code == "model_pause_limit"
+    assert len(fake_anthropic.requests) == MAX_CONTINUATIONS + 1
+    assert fake_anthropic.rejected == []

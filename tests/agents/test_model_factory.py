@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,79 @@ def test_a_deprecated_id_still_served_is_a_warning(caplog: pytest.LogCaptureFixt
 
     check_model_ids({"planner": "claude-sonnet-4-5"}, today=dt.date(2026, 11, 1))
     assert "retires on 2026-11-30" in caplog.text
+
+
+TODAY = dt.date(2026, 12, 4)
+
+
+def test_every_offered_id_has_a_price_and_no_retired_id_is_priced() -> None:
+    from agents.models.catalog import offered_model_ids, sdk_model_ids
+    from agents.usage import DEFAULT_PRICES, price_for
+
+    offered = offered_model_ids(TODAY)
+    assert "claude-sonnet-4-5" not in offered and "claude-mythos-preview" not in offered
+    assert {"claude-fable-5-2", "claude-opus-4-6", "claude-haiku-4-5-20251001"} <= set(offered)
+    assert [i for i in offered if price_for(i, DEFAULT_PRICES) is None] == []
+    claude_ids = {k for k in DEFAULT_PRICES if k.startswith("claude-")}
+    assert claude_ids <= set(offered)  # nothing retired, nothing the SDK does not know
+    assert set(offered) <= set(sdk_model_ids())
+
+
+@pytest.mark.parametrize(
+    ("model_id", "replacement"),
+    [
+        ("claude-sonnet-4-5", "claude-sonnet-5-5"),
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-5-5"),
+        ("claude-mythos-preview", "claude-mythos-5-2"),
+    ],
+)
+def test_a_retired_id_is_refused_by_the_settings_with_its_replacement_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model_id: str, replacement: str
+) -> None:
+    from pydantic import ValidationError
+
+    from agents.models import catalog
+    from app.settings import Settings
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(catalog, "today", lambda: TODAY)
+    with pytest.raises(ValidationError) as info:
+        Settings(anthropic_api_key="sk-test", job_code_model=model_id)
+    text = str(info.value)
+    assert "retired on" in text and f"set PLANWRIGHT_JOB_CODE_MODEL={replacement}" in text
+    # The day before its end of life it still starts (with a warning in the log).
+    eol = catalog.end_of_life(model_id)
+    assert eol is not None
+    monkeypatch.setattr(catalog, "today", lambda: eol - dt.timedelta(days=1))
+    assert Settings(anthropic_api_key="sk-test", job_code_model=model_id).job_code_model == model_id
+    # Without Claude (no key, the Claude API) the ids are not used, so not checked.
+    monkeypatch.setattr(catalog, "today", lambda: TODAY)
+    assert Settings(anthropic_api_key=None, job_code_model=model_id).job_code_model == model_id
+
+
+@pytest.mark.parametrize(
+    ("model_id", "bedrock", "vertex"),
+    [
+        ("claude-opus-4-5", "anthropic.claude-opus-4-5-20251101-v1:0", "claude-opus-4-5@20251101"),
+        (
+            "claude-haiku-4-5",
+            "anthropic.claude-haiku-4-5-20251001-v1:0",
+            "claude-haiku-4-5@20251001",
+        ),
+        ("claude-opus-4-6", "anthropic.claude-opus-4-6-v1", "claude-opus-4-6"),
+        ("claude-sonnet-4-6", "anthropic.claude-sonnet-4-6", "claude-sonnet-4-6"),
+        ("claude-fable-5-2", "anthropic.claude-fable-5-2", "claude-fable-5-2"),
+    ],
+)
+def test_model_ids_are_mapped_per_provider_and_priced_back(
+    model_id: str, bedrock: str, vertex: str
+) -> None:
+    from agents.models.catalog import api_model_id, provider_model_id
+    from agents.usage import DEFAULT_PRICES, price_for
+
+    assert provider_model_id(model_id, "anthropic") == model_id
+    assert provider_model_id(model_id, "bedrock") == bedrock
+    assert provider_model_id(model_id, "vertex") == vertex
+    for provider_id in (bedrock, vertex, f"global.{bedrock}"):
+        assert api_model_id(provider_id).startswith(model_id)
+        assert price_for(provider_id, DEFAULT_PRICES) == price_for(model_id, DEFAULT_PRICES)

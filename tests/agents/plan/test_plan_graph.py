@@ -326,3 +326,26 @@ async def test_a_build_stopped_by_an_error_leaves_a_partial_record_not_building(
     assert record.workflows["intake"].status == "built"
     assert record.workflows["coverage"].status == "failed"
     assert record.workflows["coverage"].message == "The plan turn was stopped by an error."
+
+
+async def test_a_plan_turn_past_its_deadline_keeps_what_it_built_and_starts_no_more() -> None:
+    from agents.models.deadline import Deadline, TurnDeadlineError
+
+    harness = PlanHarness(ProposingModel(plan_of(INTAKE, COVERAGE)))
+    turn_id, _ = await harness.start("the spec")
+    now = [0.0]
+    runtime = harness.runtime()
+    runtime.deadline = Deadline(60, clock=lambda: now[0])
+    built: list[str] = []
+    with pytest.raises(TurnDeadlineError):
+        async for event in harness.runner.resume(turn_id, True, runtime):
+            if isinstance(event, PlanProgressEvent) and event.status == "built":
+                built.append(event.workflow_key)
+                now[0] = 61.0  # the first build used up the turn's time
+    assert built == ["intake"]
+    record = harness.workspace.records[-1]
+    assert record.status == "partial"
+    assert record.workflows["intake"].status == "built"  # what was built stays built
+    assert record.workflows["coverage"].status == "failed"
+    intake_id = record.workflows["intake"].workflow_id or ""
+    assert harness.workspace.workflows[intake_id].versions[-1]["version"] > 1
