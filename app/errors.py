@@ -13,6 +13,7 @@ __all__ = [
     "ConflictError",
     "ForbiddenError",
     "NotFoundError",
+    "RequestError",
     "VersionConflictError",
 ]
 
@@ -48,3 +49,19 @@ class AuthError(PlanwrightError):
     """Missing or wrong credentials (HTTP 401, WebSocket close 1008)."""
 
     code = "unauthorized"
+
+
+class RequestError(PlanwrightError):
+    """A request refused before any handler ran: an unparsable body, an unknown path, a
+    method the path does not take, a body over the size limit. Its HTTP ``status``
+    travels with it (the framework decided it); ``headers`` (e.g. ``Allow`` on a 405)
+    go out with the response."""
+
+    code = "bad_request"
+
+    def __init__(
+        self, message: str, *, code: str, status: int, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(message, code=code)
+        self.status = status
+        self.headers = dict(headers or {})

@@ -177,12 +177,12 @@ def test_expected_version_at_the_int32_maximum_is_a_conflict_not_an_overflow(
 
 def test_nul_in_a_websocket_path_id_is_refused(client: TestClient) -> None:
     for path in (f"/v1/sessions/x{NUL}y/ws", f"/v1/workflows/x{NUL}y/watch"):
-        with (
-            pytest.raises(WebSocketDisconnect) as closed,
-            client.websocket_connect(f"{path}?token={EDITOR}") as ws,
-        ):
-            ws.receive_json()
-        assert closed.value.code == 1008
+        with client.websocket_connect(f"{path}?token={EDITOR}") as ws:
+            frame = ws.receive_json()
+            with pytest.raises(WebSocketDisconnect) as closed:
+                ws.receive_json()
+        assert (frame["type"], frame["code"]) == ("error", "invalid_request")
+        assert closed.value.code == 4400
 
 
 def test_an_unnamed_tokens_author_label_reveals_nothing_about_the_token(
