@@ -50,6 +50,14 @@ class PutWorkflow(_Body):
 
 class Revert(_Body):
     version: int = Field(ge=1, le=MAX_VERSION, strict=True)
+    expected_version: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_VERSION - 1,
+        strict=True,
+        description="Revert only if the workflow is still at this version (409 otherwise). "
+        "Without it the revert applies to whatever the current version is.",
+    )
 
 
 class Workflow(BaseModel):
@@ -59,6 +67,11 @@ class Workflow(BaseModel):
     version: int
     yaml: str
     problems: list[str] = Field(default_factory=list)
+    unchanged: bool = Field(
+        False,
+        description="True when a PUT or revert asked for exactly the current text: "
+        "no version was recorded.",
+    )
 
 
 class ImportedWorkflows(BaseModel):
