@@ -23,6 +23,7 @@ from app.text import PathId
 from app.writes import commit_content
 from tools.document import WorkflowDocument
 from tools.document.importing import mint_missing_ids
+from tools.document.limits import Counts, check_counts, check_text
 from tools.document.names import sanitise_name
 from tools.document.openfn import (
     Exported,
@@ -62,7 +63,11 @@ def _accept_yaml(
     if text is None:
         doc, problems = WorkflowDocument.new("Untitled workflow"), []
     else:
-        doc = WorkflowDocument.from_yaml(text, max_bytes=services.settings.max_yaml_bytes)
+        limits = services.settings.document_limits
+        check_text(text, "yaml", limits)  # before any per-job work
+        doc = WorkflowDocument.from_yaml(text, max_bytes=limits.max_bytes)
+        structure = doc.structure  # counted again: flow style is not counted from the text
+        check_counts(Counts(len(structure.jobs), len(structure.edges)), limits)
         mint_missing_ids(doc, services.tools.new_id)
         _clean_name(services, doc)
         problems = [p.message for p in document_problems(doc, services.tools) if p.blocking]
@@ -93,6 +98,7 @@ def _import(
     services: Services, body: schemas.ImportWorkflows
 ) -> tuple[str | None, list[WorkflowDocument], list[list[str]]]:
     """The file's project name (Lightning only), its documents and their problems."""
+    check_text(body.content, body.format, services.settings.document_limits)
     if body.format == "lightning":
         project = import_project(
             body.content,
