@@ -18,7 +18,7 @@ from starlette.websockets import WebSocket
 
 from agents.models.base import ChatModel, ModelRole
 from app import log_redaction
-from app.api import meta, projects, runs, sessions, web, workflows
+from app.api import meta, projects, runs, schemas, sessions, web, workflows
 from app.early_auth import EarlyAuth
 from app.http_errors import error_response, framework_error, validation_error
 from app.limits import BodySizeLimit, BodyTooLargeError, too_large_response
@@ -63,7 +63,12 @@ def create_app(
                     with contextlib.suppress(asyncio.CancelledError):
                         await tidying
 
-    app = FastAPI(title="Planwright", version="0.1.0", lifespan=lifespan)
+    app = FastAPI(
+        title="Planwright",
+        version="0.1.0",
+        lifespan=lifespan,
+        responses=schemas.ERROR_RESPONSES,
+    )
     modules = (meta, workflows, runs, projects, sessions, chat, watch, web)
     routers = [module.router for module in modules]
     if settings.single_user:

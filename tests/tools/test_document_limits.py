@@ -55,7 +55,9 @@ def _parsed(text: str) -> Counts:
     return Counts(len(structure.jobs), len(structure.edges))
 
 
-@pytest.mark.parametrize("text", [REFERRAL_DOC, CODED_REFERRAL_DOC, TRICKY, "name: Empty\n"])
+@pytest.mark.parametrize(
+    "text", [REFERRAL_DOC, CODED_REFERRAL_DOC, TRICKY, "name: Empty\n", "", "# nothing\n"]
+)
 def test_block_yaml_counts_match_the_parsed_document(text: str) -> None:
     assert _count_yaml(text, lightning=False) == _parsed(text)
 

@@ -88,7 +88,7 @@ def _entries(text: str, start: int, end: int, indent: int) -> list[tuple[int, in
     """The (start, end) of each entry of the block collection at ``indent`` between
     ``start`` (a line's start) and ``end``."""
     starts = [m.start() for m in _at_indent(indent).finditer(text, start, end)]
-    return list(zip(starts, [*starts[1:], end], strict=True))
+    return list(zip(starts, [*starts[1:], end][: len(starts)], strict=True))
 
 
 def _key(text: str, start: int) -> tuple[str, bool]:
