@@ -6,6 +6,8 @@ keyword arguments become ``details`` and show up in ``as_dict()``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from tools.errors import PlanwrightError
 
 __all__ = [
@@ -60,7 +62,7 @@ class RequestError(PlanwrightError):
     code = "bad_request"
 
     def __init__(
-        self, message: str, *, code: str, status: int, headers: dict[str, str] | None = None
+        self, message: str, *, code: str, status: int, headers: Mapping[str, str] | None = None
     ) -> None:
         super().__init__(message, code=code)
         self.status = status
