@@ -5,8 +5,9 @@ operation's boundary and wrong-type values, e.g. int32 maxima, missing and
 unknown fields) and fuzzing (generated valid and invalid requests, a fixed seed).
 Whatever comes in, the answer is never a 5xx, and every answer conforms to the
 schema the OpenAPI document declares for it (errors included: ``{error: {code,
-message}}``). Each coverage case is also sent with its path ids swapped for a real
-workflow, project and session, so the handlers behind the 404 are reached too.
+message}}``). Coverage cases are also sent with their path ids swapped for a real
+workflow, project and session (every other case), so the handlers behind the 404 are
+reached too. Bounded: about a minute per backend (Postgres ~55 s on a busy 2-core machine).
 """
 
 from __future__ import annotations
@@ -76,12 +77,13 @@ def test_coverage_cases_get_no_server_error_and_answers_as_declared(client: Test
             generation_modes=list(GenerationMode),
             generation_config=schema.config.generation_for(operation=operation),
         )
-        for case in cases:
-            for swap in (None, ids):
-                failure = _send(client, case, ids=swap)
-                sent += 1
-                if failure is not None:
-                    failures.append(failure)
+        # Every other case with the real ids: each operation's 404 path and its handler
+        # are both reached, at half the cost of sending every case twice.
+        for n, case in enumerate(cases):
+            failure = _send(client, case, ids=ids if n % 2 else None)
+            sent += 1
+            if failure is not None:
+                failures.append(failure)
     assert sent > 200  # the run really covered the API
     assert failures == []
 
