@@ -153,10 +153,11 @@ def test_expected_version_at_the_int32_maximum_is_a_conflict_not_an_overflow(
     client: TestClient,
 ) -> None:
     workflow_id = create_workflow(client)["id"]
-    for expected in (MAX_VERSION, MAX_VERSION - 1):
+    changed = DOC.replace("name: Referral intake", "name: Referral intake 2", 1)
+    for expected in (MAX_VERSION, MAX_VERSION - 1):  # a change: identical text is `unchanged`
         response = client.put(
             f"/v1/workflows/{workflow_id}",
-            json={"yaml": DOC, "expected_version": expected},
+            json={"yaml": changed, "expected_version": expected},
             headers=auth(EDITOR),
         )
         assert response.status_code in (409, 422), response.text
