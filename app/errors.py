@@ -6,6 +6,8 @@ keyword arguments become ``details`` and show up in ``as_dict()``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from tools.errors import PlanwrightError
 
 __all__ = [
@@ -13,6 +15,7 @@ __all__ = [
     "ConflictError",
     "ForbiddenError",
     "NotFoundError",
+    "RequestError",
     "VersionConflictError",
 ]
 
@@ -48,3 +51,19 @@ class AuthError(PlanwrightError):
     """Missing or wrong credentials (HTTP 401, WebSocket close 1008)."""
 
     code = "unauthorized"
+
+
+class RequestError(PlanwrightError):
+    """A request refused before any handler ran: an unparsable body, an unknown path, a
+    method the path does not take, a body over the size limit. Its HTTP ``status``
+    travels with it (the framework decided it); ``headers`` (e.g. ``Allow`` on a 405)
+    go out with the response."""
+
+    code = "bad_request"
+
+    def __init__(
+        self, message: str, *, code: str, status: int, headers: Mapping[str, str] | None = None
+    ) -> None:
+        super().__init__(message, code=code)
+        self.status = status
+        self.headers = dict(headers or {})

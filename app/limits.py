@@ -16,6 +16,8 @@ from fastapi import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.errors import RequestError
+from app.http_errors import error_response
 from app.settings import Settings
 
 
@@ -33,11 +35,8 @@ class BodyTooLargeError(HTTPException):
 def too_large_response(limit: int) -> JSONResponse:
     message = f"Request bodies are limited to {limit} bytes."
     # Close the connection: the rest of the body is never read.
-    return JSONResponse(
-        {"error": {"code": "body_too_large", "message": message}},
-        status_code=413,
-        headers={"connection": "close"},
-    )
+    error = RequestError(message, code="body_too_large", status=413)
+    return error_response(error, headers={"connection": "close"})
 
 
 def _declared_length(scope: Scope) -> int | None:

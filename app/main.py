@@ -10,15 +10,17 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi.exceptions import RequestValidationError, WebSocketRequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.websockets import WebSocket
 
 from agents.models.base import ChatModel, ModelRole
 from app import log_redaction
-from app.api import meta, projects, runs, sessions, web, workflows
+from app.api import meta, projects, runs, schemas, sessions, web, workflows
 from app.early_auth import EarlyAuth
-from app.http_errors import error_response
+from app.http_errors import error_response, framework_error, validation_error
 from app.limits import BodySizeLimit, BodyTooLargeError, too_large_response
 from app.offload import tidy_periodically
 from app.origin import SameOriginWebSockets
@@ -26,6 +28,7 @@ from app.services import open_services
 from app.settings import Settings
 from app.web.assets import modules_dir
 from app.ws import chat, watch
+from app.ws.chat import refuse_invalid_socket
 from tools.errors import PlanwrightError
 
 SWITCH_INTERVAL_S = 0.001
@@ -61,7 +64,12 @@ def create_app(
                     with contextlib.suppress(asyncio.CancelledError):
                         await tidying
 
-    app = FastAPI(title="Planwright", version="0.1.0", lifespan=lifespan)
+    app = FastAPI(
+        title="Planwright",
+        version="0.1.0",
+        lifespan=lifespan,
+        responses=schemas.ERROR_RESPONSES,
+    )
     modules = (meta, workflows, runs, projects, sessions, chat, watch, web)
     routers = [module.router for module in modules]
     if settings.single_user:
@@ -79,13 +87,18 @@ def create_app(
     async def body_too_large(request: Request, exc: BodyTooLargeError) -> JSONResponse:
         return too_large_response(exc.limit)
 
+    # Every error answer has one shape, the framework's own refusals included.
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        return error_response(framework_error(exc))
+
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:10]]
-        return JSONResponse(
-            {"error": {"code": "invalid_request", "message": "; ".join(problems)}},
-            status_code=422,
-        )
+        return error_response(validation_error(exc.errors()))
+
+    @app.exception_handler(WebSocketRequestValidationError)
+    async def invalid_socket(websocket: WebSocket, exc: WebSocketRequestValidationError) -> None:
+        await refuse_invalid_socket(websocket, validation_error(exc.errors()))
 
     @app.exception_handler(PlanwrightError)
     async def planwright_error(request: Request, exc: PlanwrightError) -> JSONResponse:

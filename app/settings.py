@@ -25,6 +25,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agents.models.catalog import DEFAULT_MODEL_IDS, Provider, model_id_problem
 from agents.usage import DEFAULT_PRICES, ModelPrice
+from tools.document.limits import DEFAULT_MAX_EDGES, DEFAULT_MAX_JOBS, DocumentLimits
 from tools.document.yaml_io import DEFAULT_MAX_BYTES
 
 TokenRole = Literal["editor", "reviewer", "admin"]
@@ -130,6 +131,17 @@ class Settings(BaseSettings):
     )
 
     max_yaml_bytes: int = DEFAULT_MAX_BYTES
+    max_jobs: int = Field(
+        DEFAULT_MAX_JOBS,
+        ge=1,
+        description="Most jobs one document (or all the workflows of one import) may hold; "
+        "more is refused (413) before the document is parsed.",
+    )
+    max_edges: int = Field(
+        DEFAULT_MAX_EDGES,
+        ge=1,
+        description="Most edges one document (or one import) may hold, checked as max_jobs.",
+    )
     max_frame_bytes: int = 64 * 1024
     ws_compression: bool = Field(
         False,
@@ -265,6 +277,11 @@ class Settings(BaseSettings):
     @property
     def single_user(self) -> bool:
         return not self.token_holders()
+
+    @property
+    def document_limits(self) -> DocumentLimits:
+        """What a document sent by a client may hold (checked before it is parsed)."""
+        return DocumentLimits(self.max_yaml_bytes, self.max_jobs, self.max_edges)
 
 
 class TokenHolder(BaseModel):

@@ -12,6 +12,10 @@ mints 3,000 job and 3,000 edge ids), ``RUNS`` times, while a second client polls
       sent while an import was running (``healthz_samples`` of them). Target p99
       <= 100 ms: the YAML work runs off the event loop.
   idle_healthz_p99_ms: the same with nothing else running, for comparison.
+  refuse_jobs / refuse_yaml_bytes / refuse_ms_median / refuse_ms: a
+      ``REFUSE_JOBS``-job import (over ``max_jobs``, under the YAML size limit),
+      ``RUNS`` times: wall time until its 413. Target <= 100 ms: the job count is
+      read from the text before any parsing (tools/document/limits.py).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from tests.integration.conftest import EDITOR, REDIS_URL, WorkerProcess, worker_
 
 JOBS = 3000
 RUNS = 3
+REFUSE_JOBS = 10_000
 POLL_S = 0.01
 
 
@@ -50,6 +55,34 @@ def big_workflow(jobs: int = JOBS) -> str:
         lines += [f"  s{i}->s{i + 1}:", f"    source_job: s{i}", f"    target_job: s{i + 1}"]
         lines.append("    condition_type: on_job_success")
     return "\n".join(lines) + "\n"
+
+
+def many_jobs(jobs: int = REFUSE_JOBS) -> str:
+    """``jobs`` jobs and no edges, no ids: ~66 bytes a job (10,000: ~660 KB)."""
+    lines = ["name: Too many", "jobs:"]
+    for i in range(jobs):
+        lines += [
+            f"  job-{i}:",
+            f"    name: Job {i}",
+            "    adaptor: '@openfn/language-common@latest'",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+async def refusals(http: httpx.AsyncClient) -> dict[str, Any]:
+    doc = many_jobs()
+    times: list[float] = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        response = await http.post("/v1/workflows", json={"yaml": doc})
+        times.append(time.perf_counter() - start)
+        assert response.status_code == 413, response.text
+    return {
+        "refuse_jobs": REFUSE_JOBS,
+        "refuse_yaml_bytes": len(doc.encode()),
+        "refuse_ms_median": ms(statistics.median(times)),
+        "refuse_ms": [ms(t) for t in times],
+    }
 
 
 async def poll(http: httpx.AsyncClient, stop: asyncio.Event, out: list[float]) -> None:
@@ -89,6 +122,7 @@ async def measure(worker: WorkerProcess) -> dict[str, Any]:
             response.raise_for_status()
             body = response.json()
             assert body["yaml"].count("    id: ") >= 2 * JOBS, "ids were not minted"
+        refused = await refusals(http)
     return {
         "jobs": JOBS,
         "yaml_bytes": len(doc.encode()),
@@ -100,6 +134,7 @@ async def measure(worker: WorkerProcess) -> dict[str, Any]:
         "healthz_p99_ms": ms(percentile(busy, 99)),
         "healthz_max_ms": ms(max(busy)),
         "idle_healthz_p99_ms": ms(percentile(idle, 99)),
+        **refused,
     }
 
 

@@ -23,6 +23,7 @@ from app.services import Services
 from app.store import ProjectRecord, WorkflowRecord
 from app.text import PathId
 from tools.document import WorkflowDocument
+from tools.document.limits import check_text
 from tools.document.openfn import Exported, ImportedProject, export_project, import_project
 from tools.edits.primitives import clean_name
 from tools.plan import PlanRecord
@@ -38,6 +39,7 @@ def _read(
     """The project's name and documents (each with its problems) from the request."""
     imported = ImportedProject(None, [])
     if body.yaml is not None:
+        check_text(body.yaml, "lightning", services.settings.document_limits)
         imported = import_project(
             body.yaml, new_id=services.tools.new_id, max_bytes=services.settings.max_yaml_bytes
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -15,6 +15,30 @@ from tools.plan import Contract, PlanDelta, PlanRecord, ProjectPlan
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="Stable, machine-readable: e.g. not_found, version_conflict.")
+    message: str = Field(description="What went wrong, for a person.")
+    field: str | None = Field(
+        None, description="The part of an imported or exported file the error is about."
+    )
+    changes: list[str] | None = Field(
+        None, description="A refused review answer: the proposal's changes."
+    )
+
+
+class ErrorResponse(BaseModel):
+    """Every error answer, whatever refused the request (app/http_errors.py)."""
+
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    "4XX": {"model": ErrorResponse, "description": "Refused: `{error: {code, message}}`."},
+    "5XX": {"model": ErrorResponse, "description": "The server failed or lacks something."},
+}
+"""Declared for every operation (app/main.py), so the OpenAPI document states the shape."""
 
 
 class CreateWorkflow(_Body):
@@ -57,6 +81,14 @@ class PutWorkflow(_Body):
 
 class Revert(_Body):
     version: int = Field(ge=1, le=MAX_VERSION, strict=True)
+    expected_version: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_VERSION - 1,
+        strict=True,
+        description="Revert only if the workflow is still at this version (409 otherwise). "
+        "Without it the revert applies to whatever the current version is.",
+    )
 
 
 class Workflow(BaseModel):
@@ -66,6 +98,11 @@ class Workflow(BaseModel):
     version: int
     yaml: str
     problems: list[str] = Field(default_factory=list)
+    unchanged: bool = Field(
+        False,
+        description="True when a PUT or revert asked for exactly the current text: "
+        "no version was recorded.",
+    )
 
 
 class ImportedWorkflows(BaseModel):

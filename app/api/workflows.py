@@ -20,8 +20,10 @@ from app.offload import off_loop
 from app.services import Services
 from app.store import WorkflowRecord
 from app.text import PathId
+from app.writes import commit_content
 from tools.document import WorkflowDocument
 from tools.document.importing import mint_missing_ids
+from tools.document.limits import Counts, check_counts, check_text
 from tools.document.names import sanitise_name
 from tools.document.openfn import (
     Exported,
@@ -61,7 +63,11 @@ def _accept_yaml(
     if text is None:
         doc, problems = WorkflowDocument.new("Untitled workflow"), []
     else:
-        doc = WorkflowDocument.from_yaml(text, max_bytes=services.settings.max_yaml_bytes)
+        limits = services.settings.document_limits
+        check_text(text, "yaml", limits)  # before any per-job work
+        doc = WorkflowDocument.from_yaml(text, max_bytes=limits.max_bytes)
+        structure = doc.structure  # counted again: flow style is not counted from the text
+        check_counts(Counts(len(structure.jobs), len(structure.edges)), limits)
         mint_missing_ids(doc, services.tools.new_id)
         _clean_name(services, doc)
         problems = [p.message for p in document_problems(doc, services.tools) if p.blocking]
@@ -92,6 +98,7 @@ def _import(
     services: Services, body: schemas.ImportWorkflows
 ) -> tuple[str | None, list[WorkflowDocument], list[list[str]]]:
     """The file's project name (Lightning only), its documents and their problems."""
+    check_text(body.content, body.format, services.settings.document_limits)
     if body.format == "lightning":
         project = import_project(
             body.content,
@@ -120,7 +127,9 @@ def _export(services: Services, text: str, format: Format) -> Exported:
     return export_workflow(doc, format)
 
 
-def _out(record: WorkflowRecord, problems: list[str] | None = None) -> schemas.Workflow:
+def _out(
+    record: WorkflowRecord, problems: list[str] | None = None, *, unchanged: bool = False
+) -> schemas.Workflow:
     return schemas.Workflow(
         id=record.id,
         project_id=record.project_id,
@@ -128,6 +137,7 @@ def _out(record: WorkflowRecord, problems: list[str] | None = None) -> schemas.W
         version=record.version,
         yaml=record.yaml,
         problems=problems or [],
+        unchanged=unchanged,
     )
 
 
@@ -150,17 +160,22 @@ async def _replace(
     doc: WorkflowDocument,
     *,
     yaml: str | None = None,
-    expected_version: int,
+    expected_version: int | None,
     author: str,
     tool: str,
     summary: str,
-) -> WorkflowRecord:
+) -> tuple[WorkflowRecord, bool]:
     """Commit the whole document (or ``yaml``, its exact text) as the next version,
-    publish it, and read it back."""
+    publish it, and read it back; with whether it was unchanged (the head already
+    held that text: no version recorded). ``expected_version`` ``None``: on whatever
+    the head is (:func:`app.writes.commit_content`)."""
+    text = doc.to_yaml() if yaml is None else yaml
     services.turns.forget_parsed(workflow_id)
-    version = await services.publisher.commit_and_publish(
+    version = await commit_content(
+        services.store,
+        services.publisher,
         workflow_id,
-        yaml=doc.to_yaml() if yaml is None else yaml,
+        yaml=text,
         name=doc.name,
         expected_version=expected_version,
         author=author,
@@ -168,8 +183,9 @@ async def _replace(
         summary=summary,
         changes=[Change("updated", "workflow", "*", tool)],
     )
-    services.turns.keep_parsed(workflow_id, doc, version)
-    return await _workflow(services, workflow_id)
+    if version is not None:
+        services.turns.keep_parsed(workflow_id, doc, version)
+    return await _workflow(services, workflow_id), version is None
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
@@ -265,9 +281,12 @@ async def export_workflow_route(
 async def put_workflow(
     workflow_id: PathId, body: schemas.PutWorkflow, services: ServicesDep, principal: EditorDep
 ) -> schemas.Workflow:
+    """Replace the document. Text byte-identical to the current version's records
+    nothing and answers ``unchanged: true`` (whatever ``expected_version``: the
+    document already is what was asked for)."""
     await _workflow(services, workflow_id)
     doc, problems = await off_loop(_accept_yaml, services, body.yaml)
-    record = await _replace(
+    record, unchanged = await _replace(
         services,
         workflow_id,
         doc,
@@ -276,7 +295,7 @@ async def put_workflow(
         tool="put",
         summary="Replaced the document",
     )
-    return _out(record, problems)
+    return _out(record, problems, unchanged=unchanged)
 
 
 @router.get("/{workflow_id}/versions")
@@ -307,19 +326,23 @@ async def get_version(
 async def revert(
     workflow_id: PathId, body: schemas.Revert, services: ServicesDep, principal: EditorDep
 ) -> schemas.Workflow:
-    current = await _workflow(services, workflow_id)
+    """Restore version ``version``'s text as a new version. With ``expected_version``, only
+    if the workflow is still at it (409 otherwise, as for ``PUT``); without, on whatever
+    the current version is, retried when a concurrent write gets in first. ``unchanged:
+    true`` when the current version already holds that text."""
+    await _workflow(services, workflow_id)
     target = await services.store.get_version(workflow_id, body.version)
     if target is None or target.yaml is None:
         raise NotFoundError(f"Workflow {workflow_id!r} has no version {body.version}.")
     doc = await off_loop(_parse, services, target.yaml)
-    record = await _replace(
+    record, unchanged = await _replace(
         services,
         workflow_id,
         doc,
         yaml=target.yaml,  # byte for byte (a turn adopts ``doc`` only if it emits the same)
-        expected_version=current.version,
+        expected_version=body.expected_version,
         author=principal.author,
         tool="revert",
         summary=f"Reverted to version {body.version}",
     )
-    return _out(record)
+    return _out(record, unchanged=unchanged)

@@ -38,7 +38,11 @@ ERROR_HELP = {
     "no_pending_proposal": "That proposal is no longer open (answered elsewhere, or closed).",
     "proposal_pending": "A proposal is still waiting for your answer: answer it first.",
 }
-FATAL_CLOSE_CODES = {1008: "the server refused the token", 4404: "the session no longer exists"}
+FATAL_CLOSE_CODES = {
+    1008: "the server refused the token",
+    4400: "the server refused the connection's parameters",
+    4404: "the session no longer exists",
+}
 
 
 class Frames(SessionState):

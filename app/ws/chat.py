@@ -18,7 +18,7 @@ from app.deps import ServicesDep
 from app.errors import AuthError
 from app.text import PathId
 from app.turns import TurnRequest
-from app.ws.connection import NOT_ALLOWED, NOT_FOUND, Connection
+from app.ws.connection import INVALID_REQUEST, NOT_ALLOWED, NOT_FOUND, Connection
 from app.ws.protocol import (
     CancelFrame,
     ConfirmFrame,
@@ -30,8 +30,12 @@ from app.ws.protocol import (
     parse_frame,
 )
 from app.ws.relay import relay_to_chat
+from tools.errors import PlanwrightError
 
 router = APIRouter()
+
+MAX_REASON_BYTES = 123
+"""The most a WebSocket close frame's reason may hold (RFC 6455, 5.5.1)."""
 
 
 async def authenticate(
@@ -42,6 +46,20 @@ async def authenticate(
     except AuthError as exc:
         await websocket.close(code=NOT_ALLOWED, reason=exc.message)
         return None
+
+
+async def refuse_invalid_socket(websocket: WebSocket, error: PlanwrightError) -> None:
+    """A socket whose query or path parameters fail validation (``since_version=abc``):
+    accepted, then sent an ``error`` frame and closed with 4400 and a reason, so the
+    client is told what is wrong instead of seeing a handshake refused as if its token
+    were. The token is checked first: without a valid one it learns nothing more."""
+    await websocket.accept()
+    services = websocket.app.state.services
+    if await authenticate(websocket, services, websocket.query_params.get("token")) is None:
+        return
+    await websocket.send_json({**error_frame(error.code, error.message).wire(), "seq": 1})
+    reason = error.message.encode()[:MAX_REASON_BYTES].decode(errors="ignore")
+    await websocket.close(code=INVALID_REQUEST, reason=reason)
 
 
 async def cancel(task: asyncio.Task[None], connection: Connection) -> None:

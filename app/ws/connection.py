@@ -24,6 +24,8 @@ from app.ws.protocol import ServerFrame, wire
 SLOW_CLIENT = 4008
 NOT_ALLOWED = 1008
 NOT_FOUND = 4404
+INVALID_REQUEST = 4400
+"""A query or path parameter the socket cannot take (after an ``error`` frame)."""
 TRY_AGAIN_LATER = 1013
 BUS_DOWN_REASON = "live updates are unavailable; try again later"
 

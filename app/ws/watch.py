@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import Annotated
 
-from fastapi import APIRouter, WebSocket
+from fastapi import APIRouter, Query, WebSocket
 
+from app.api.schemas import MAX_VERSION
 from app.deps import ServicesDep
 from app.text import PathId
 from app.ws.chat import authenticate
@@ -31,8 +33,11 @@ async def watch_socket(
     workflow_id: PathId,
     services: ServicesDep,
     token: str | None = None,
-    since_version: int | None = None,
+    since_version: Annotated[int | None, Query(ge=0, le=MAX_VERSION)] = None,
 ) -> None:
+    """A ``since_version`` that is not a version number (``abc``, ``1.5``, ``1e30``,
+    empty, negative) closes the socket with an ``error`` frame and 4400
+    (:func:`app.ws.chat.refuse_invalid_socket`)."""
     await websocket.accept()
     if await authenticate(websocket, services, token) is None:
         return

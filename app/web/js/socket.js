@@ -5,6 +5,7 @@
 
 const FATAL_CODES = new Map([
   [1008, "refused"], // not allowed (bad or missing token)
+  [4400, "refused"], // a query or path parameter the socket cannot take
   [4404, "refused"], // no such session / workflow
 ]);
 

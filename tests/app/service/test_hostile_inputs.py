@@ -153,10 +153,11 @@ def test_expected_version_at_the_int32_maximum_is_a_conflict_not_an_overflow(
     client: TestClient,
 ) -> None:
     workflow_id = create_workflow(client)["id"]
-    for expected in (MAX_VERSION, MAX_VERSION - 1):
+    changed = DOC.replace("name: Referral intake", "name: Referral intake 2", 1)
+    for expected in (MAX_VERSION, MAX_VERSION - 1):  # a change: identical text is `unchanged`
         response = client.put(
             f"/v1/workflows/{workflow_id}",
-            json={"yaml": DOC, "expected_version": expected},
+            json={"yaml": changed, "expected_version": expected},
             headers=auth(EDITOR),
         )
         assert response.status_code in (409, 422), response.text
@@ -177,12 +178,12 @@ def test_expected_version_at_the_int32_maximum_is_a_conflict_not_an_overflow(
 
 def test_nul_in_a_websocket_path_id_is_refused(client: TestClient) -> None:
     for path in (f"/v1/sessions/x{NUL}y/ws", f"/v1/workflows/x{NUL}y/watch"):
-        with (
-            pytest.raises(WebSocketDisconnect) as closed,
-            client.websocket_connect(f"{path}?token={EDITOR}") as ws,
-        ):
-            ws.receive_json()
-        assert closed.value.code == 1008
+        with client.websocket_connect(f"{path}?token={EDITOR}") as ws:
+            frame = ws.receive_json()
+            with pytest.raises(WebSocketDisconnect) as closed:
+                ws.receive_json()
+        assert (frame["type"], frame["code"]) == ("error", "invalid_request")
+        assert closed.value.code == 4400
 
 
 def test_an_unnamed_tokens_author_label_reveals_nothing_about_the_token(
