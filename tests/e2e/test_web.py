@@ -371,10 +371,13 @@ def test_a_reviewer_page_cannot_edit_but_still_gets_answers(
 ) -> None:
     created = server.create_workflow(EDITOR, yaml=CODED_DOC)
     server.request(
-        "POST",
-        f"/v1/workflows/{created['id']}/revert",
+        "PUT",
+        f"/v1/workflows/{created['id']}",
         EDITOR,
-        json={"version": 1},
+        json={
+            "yaml": created["yaml"].replace("name: Referral intake", "name: Referral intake v2", 1),
+            "expected_version": created["version"],
+        },
     )  # a second version, so there is something one could revert to
     page = open_page(server.url + "/", token=REVIEWER)
     row = page.locator(f'tr[data-workflow-id="{created["id"]}"]')
