@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agents.models.base import ChatModel, ModelRole
-from app import log_redaction
+from app import log_redaction, unavailable
 from app.api import meta, projects, runs, sessions, web, workflows
 from app.early_auth import EarlyAuth
 from app.http_errors import error_response
@@ -90,6 +90,7 @@ def create_app(
     async def planwright_error(request: Request, exc: PlanwrightError) -> JSONResponse:
         return error_response(exc)
 
+    unavailable.install(app)  # the database or Redis out of reach: 503, not a bare 500
     for router in routers:
         app.include_router(router)
     return app

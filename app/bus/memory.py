@@ -257,8 +257,9 @@ class InProcessBus:
 
 
 class RenewingHandle(ABC):
-    """A held lock. Renewed every ``ttl_s / 3`` until released; ``lost`` turns true
-    when a renewal finds the lock gone (expired, or taken over by someone else)."""
+    """A held lock. Renewed every ``every_s`` (default ``ttl_s / 3``) until released;
+    ``lost`` turns true when a renewal finds the lock gone (expired, or taken over by
+    someone else)."""
 
     def __init__(
         self,
@@ -268,10 +269,12 @@ class RenewingHandle(ABC):
         *,
         renew: bool,
         on_done: Callable[[RenewingHandle], None],
+        every_s: float | None = None,
     ) -> None:
         self.workflow_id = workflow_id
         self.token = token
         self.ttl_s = ttl_s
+        self.every_s = every_s if every_s is not None else ttl_s / 3
         self.lost = False
         self.released = False
         self._on_done = on_done
@@ -293,7 +296,7 @@ class RenewingHandle(ABC):
         loop = asyncio.get_running_loop()
         last_ok = loop.time()
         while True:
-            await asyncio.sleep(self.ttl_s / 3)
+            await asyncio.sleep(self.every_s)
             try:
                 held = await self._extend()
             except Exception:  # a transient failure: keep trying while the lock may live
@@ -344,26 +347,65 @@ class InProcessLockHandle(RenewingHandle):
 
 
 class InProcessLock:
-    """One holder per workflow in this process, with the Redis lock's expiry rules."""
+    """One holder per workflow in this process, with the Redis lock's expiry rules and
+    its line of waiting turns (:mod:`app.bus.queue`). No worker of its own can die, so
+    it needs no heartbeat: a holder holds until it releases or its TTL lapses."""
 
     def __init__(self, *, clock: Callable[[], float] | None = None) -> None:
         self._clock = clock or (lambda: asyncio.get_running_loop().time())
         self._held: dict[str, tuple[str, float]] = {}  # workflow -> (token, expires at)
         self._handles: set[RenewingHandle] = set()
+        self._lines: dict[str, deque[str]] = {}  # workflow -> waiting tickets, in order
 
     async def acquire(
         self, workflow_id: str, *, ttl_s: float = 30.0, renew: bool = True
     ) -> InProcessLockHandle | None:
         _check_ttl(ttl_s)
-        now = self._clock()
-        held = self._held.get(workflow_id)
-        if held is not None and held[1] > now:
+        if not self._free(workflow_id):
             return None
+        return self._take(workflow_id, ttl_s, renew=renew)
+
+    def _free(self, workflow_id: str) -> bool:
+        held = self._held.get(workflow_id)
+        return held is None or held[1] <= self._clock()
+
+    def _take(self, workflow_id: str, ttl_s: float, *, renew: bool) -> InProcessLockHandle:
         token = secrets.token_hex(16)
-        self._held[workflow_id] = (token, now + ttl_s)
+        self._held[workflow_id] = (token, self._clock() + ttl_s)
         handle = InProcessLockHandle(self, workflow_id, token, ttl_s, renew=renew)
         self._handles.add(handle)
         return handle
+
+    async def join(
+        self, workflow_id: str, ticket: str, *, ttl_s: float, max_queue: int
+    ) -> tuple[InProcessLockHandle | None, int]:
+        _check_ttl(ttl_s)
+        line = self._lines.get(workflow_id, deque())
+        if not line and self._free(workflow_id):
+            return self._take(workflow_id, ttl_s, renew=True), 0
+        if len(line) >= max_queue:
+            return None, -1
+        line.append(ticket)
+        self._lines[workflow_id] = line
+        return None, len(line)
+
+    async def poll(
+        self, workflow_id: str, ticket: str, *, ttl_s: float
+    ) -> tuple[InProcessLockHandle | None, int]:
+        line = self._lines.get(workflow_id)
+        if not line or ticket not in line:
+            return None, 0
+        if line[0] == ticket and self._free(workflow_id):
+            line.popleft()
+            return self._take(workflow_id, ttl_s, renew=True), 0
+        return None, line.index(ticket) + 1
+
+    async def leave(self, workflow_id: str, ticket: str) -> None:
+        line = self._lines.get(workflow_id)
+        if line is not None and ticket in line:
+            line.remove(ticket)
+        if not line:
+            self._lines.pop(workflow_id, None)
 
     def _extend(self, workflow_id: str, token: str, ttl_s: float) -> bool:
         now = self._clock()

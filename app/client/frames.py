@@ -119,6 +119,15 @@ class Frames(SessionState):
         if kind == "turn.started":
             if not self.in_turn:  # resumed after a confirmation
                 self.in_turn = True
+        elif kind == "queued":
+            position = frame.get("position")
+            subject = "project" if self.on_project else "workflow"
+            self.out.line(
+                self.out.paint(
+                    f"  queued: another turn is running on this {subject}; you are {position} in line",
+                    "dim",
+                )
+            )
         elif kind == "route":
             if frame.get("destination") == "job_code":
                 self.out.line(self.out.paint("  → the step-code agent", "dim"))
