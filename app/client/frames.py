@@ -122,12 +122,8 @@ class Frames(SessionState):
         elif kind == "queued":
             position = frame.get("position")
             subject = "project" if self.on_project else "workflow"
-            self.out.line(
-                self.out.paint(
-                    f"  queued: another turn is running on this {subject}; you are {position} in line",
-                    "dim",
-                )
-            )
+            text = f"  queued: another turn runs on this {subject}; you are {position} in line"
+            self.out.line(self.out.paint(text, "dim"))
         elif kind == "route":
             if frame.get("destination") == "job_code":
                 self.out.line(self.out.paint("  → the step-code agent", "dim"))
