@@ -26,8 +26,9 @@ from tools.errors import PlanwrightError
 log = logging.getLogger(__name__)
 
 # SQLSTATEs of an outage rather than a bad statement: connection exceptions (class
-# 08), a statement cancelled by statement_timeout, the server shutting down.
-_OUTAGE_STATES = ("08", "57014", "57P01", "57P02", "57P03")
+# 08), too many connections (53300), a statement cancelled by statement_timeout, the
+# server shutting down or terminating the connection.
+_OUTAGE_STATES = ("08", "53300", "57014", "57P01", "57P02", "57P03")
 _CONNECTION_KINDS: tuple[type[Exception], ...] = (
     sqlalchemy.exc.TimeoutError,  # no pooled connection free in time
     psycopg.OperationalError,  # the checkpointer's connections (PoolTimeout included)
@@ -60,10 +61,10 @@ def unavailable(exc: BaseException) -> ServiceUnavailableError | None:
 
 
 def _is_outage(exc: BaseException) -> bool:
-    if isinstance(exc, ServiceUnavailableError | _CONNECTION_KINDS):
+    if isinstance(exc, (ServiceUnavailableError, *_CONNECTION_KINDS)):
         return True
     if isinstance(exc, sqlalchemy.exc.DBAPIError):
-        if exc.connection_invalidated:
+        if exc.connection_invalidated or exc.statement is None:  # None: while connecting
             return True
         if isinstance(exc, sqlalchemy.exc.OperationalError | sqlalchemy.exc.InterfaceError):
             return True

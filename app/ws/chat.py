@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
@@ -18,7 +19,8 @@ from app.deps import ServicesDep
 from app.errors import AuthError
 from app.text import PathId
 from app.turns import TurnRequest
-from app.ws.connection import NOT_ALLOWED, NOT_FOUND, Connection
+from app.unavailable import unavailable
+from app.ws.connection import NOT_ALLOWED, NOT_FOUND, TRY_AGAIN_LATER, Connection
 from app.ws.protocol import (
     CancelFrame,
     ConfirmFrame,
@@ -32,6 +34,12 @@ from app.ws.protocol import (
 from app.ws.relay import relay_to_chat
 
 router = APIRouter()
+log = logging.getLogger(__name__)
+
+BUS_PAUSED = (
+    "Live updates from other sessions are paused until the event bus is back; "
+    "your turns still run, and what you missed follows when it is."
+)
 
 
 async def authenticate(
@@ -69,7 +77,15 @@ async def chat_socket(
     principal = await authenticate(websocket, services, token)
     if principal is None:
         return
-    session = await services.store.get_session(session_id)
+    try:
+        session = await services.store.get_session(session_id)
+    except Exception as exc:  # the database is out of reach: say so, then "try again later"
+        down = unavailable(exc)
+        if down is None:
+            raise
+        await websocket.send_json({**error_frame(down.code, down.message).wire(), "seq": 1})
+        await websocket.close(code=TRY_AGAIN_LATER, reason="the database is unavailable")
+        return
     if session is None or not principal.may_use_session(session.owner):
         await websocket.send_json({**error_frame("not_found", "No such session.").wire(), "seq": 1})
         await websocket.close(code=NOT_FOUND, reason="no such session")
@@ -80,9 +96,11 @@ async def chat_socket(
         forwarder: asyncio.Task[None] | None = None
         subscription = None
         if session.workflow_id is not None:  # a project session gets its turns' frames only
-            subscription = await conn.subscribe(services.bus, session.workflow_id)
-            if subscription is None:  # the bus is down: closed with 1013
-                return
+            try:
+                subscription = await services.bus.subscribe(session.workflow_id)
+            except Exception:  # the bus is down: turns still run; the relay retries
+                log.warning("chat on %s starts without the bus", session.workflow_id)
+                await conn.reply(error_frame("bus_unavailable", BUS_PAUSED))
             forwarder = asyncio.create_task(
                 relay_to_chat(services.bus, services.store, session.workflow_id, subscription, conn)
             )
