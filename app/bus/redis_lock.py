@@ -20,7 +20,7 @@ import secrets
 
 import redis.asyncio as aioredis
 
-from app.bus.memory import RenewingHandle
+from app.bus.lock import RenewingHandle
 from app.bus.queue import FULL, LOST
 from app.bus.redis_client import ClientSource, RedisKeys, resolve_client
 
