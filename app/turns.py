@@ -260,13 +260,6 @@ class TurnService:
         except asyncio.CancelledError:  # cancelled before it took the lock: nothing ran
             await send(error_frame("cancelled", _CANCELLED_BEFORE_START))
             raise
-        except Exception as exc:  # the database is down: answer rather than go silent
-            down = unavailable(exc)
-            if down is None:
-                raise
-            log.warning("turn on %s could not start: %s", workflow_id, exc)
-            await send(error_frame(down.code, down.message))
-            return
         if pending is not None:
             await send(
                 error_frame(

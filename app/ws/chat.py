@@ -11,6 +11,8 @@ import asyncio
 import contextlib
 import inspect
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
@@ -67,6 +69,24 @@ async def cancel(task: asyncio.Task[None], connection: Connection) -> None:
         await connection.send(
             error_frame("cancelled", "The turn was cancelled before it started; nothing changed.")
         )
+
+
+async def answered(work: Coroutine[Any, Any, None], conn: Connection) -> None:
+    """Run what a frame asked for; whatever escapes it (the database or Redis out of
+    reach before a turn could start, say) still gets the client an ``error`` frame, so
+    nothing sent goes unanswered."""
+    try:
+        await work
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        down = unavailable(exc)
+        if down is None:
+            log.exception("a chat frame's work failed")
+            await conn.send(error_frame("internal_error", "That could not be done; try again."))
+        else:
+            log.warning("a chat frame's work found a service down: %s", exc)
+            await conn.send(error_frame(down.code, down.message))
 
 
 @router.websocket("/v1/sessions/{session_id}/ws")
@@ -146,26 +166,34 @@ async def chat_socket(
                         work = services.plans.run(request, conn.send, mode=frame.mode)
                     else:
                         work = services.turns.run(request, conn.send)
-                    running = services.turns.spawn(work)
+                    running = services.turns.spawn(answered(work, conn))
                 elif isinstance(frame, ReviewFrame):
                     running = services.turns.spawn(
-                        services.turns.review(
-                            session, principal, frame.request_id, frame.accepted, conn.send
+                        answered(
+                            services.turns.review(
+                                session, principal, frame.request_id, frame.accepted, conn.send
+                            ),
+                            conn,
                         )
                     )
                 elif isinstance(frame, RunFrame):  # held as ``running``: a turn meanwhile is busy
                     running = services.turns.spawn(
-                        services.runs.on_socket(session, principal, frame, conn.send)
+                        answered(
+                            services.runs.on_socket(session, principal, frame, conn.send), conn
+                        )
                     )
                 elif isinstance(frame, ConfirmFrame):
                     running = services.turns.spawn(
-                        services.plans.answer(
-                            session,
-                            principal,
-                            frame.request_id,
-                            frame.approved,
-                            conn.send,
-                            feedback=frame.feedback,
+                        answered(
+                            services.plans.answer(
+                                session,
+                                principal,
+                                frame.request_id,
+                                frame.approved,
+                                conn.send,
+                                feedback=frame.feedback,
+                            ),
+                            conn,
                         )
                     )
         except WebSocketDisconnect:
