@@ -19,6 +19,7 @@ from tests.integration.conftest import (
     Cluster,
     Rest,
     WorkerProcess,
+    bus_key,
     chat,
     recv,
     recv_until,
@@ -32,6 +33,16 @@ PAUSE_S = 4
 
 def _of(frames: list[dict[str, object]], kind: str) -> list[dict[str, object]]:
     return [f for f in frames if f["type"] == kind]
+
+
+async def _subscribed(cluster: Cluster, workflow_id: str, timeout_s: float = 10) -> None:
+    """Wait until the worker listens on the workflow's channel (a socket subscribes
+    after its handshake)."""
+    channel = bus_key(workflow_id, "events")
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while cluster.redis.pubsub_numsub(channel)[0][1] < 1:
+        assert asyncio.get_running_loop().time() < deadline, "the socket never subscribed"
+        await asyncio.sleep(0.02)
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +62,7 @@ async def test_a_turn_while_redis_hangs_gets_an_error_frame_and_the_socket_stays
         workflow = await rest.create_workflow()
         session = await rest.create_session(workflow["id"])
         async with chat(worker, session["id"]) as ws:
+            await _subscribed(fault_cluster, workflow["id"])  # the socket is live first
             with own_redis.paused(PAUSE_S):
                 sent = loop.time()
                 await ws.send(turn("rename the workflow to Hung"))
@@ -83,6 +95,7 @@ async def test_a_put_while_redis_hangs_is_committed_at_once_and_reaches_the_watc
         wid = workflow["id"]
         async with watch(worker, wid) as watcher:
             assert (await recv(watcher))["version"] == 1
+            await _subscribed(fault_cluster, wid)
             with own_redis.paused(PAUSE_S):
                 sent = loop.time()
                 put = await rest.put(wid, DOC.replace("Referral intake", "Put while hung"), 1)
@@ -93,3 +106,31 @@ async def test_a_put_while_redis_hangs_is_committed_at_once_and_reaches_the_watc
             # database when the watcher resubscribes).
             frames = await recv_until(watcher, "workflow", timeout_s=15)
         assert frames[-1]["version"] == 2 and "Put while hung" in frames[-1]["yaml"]
+
+
+async def test_a_chat_opened_while_redis_is_down_stays_open_and_catches_up(
+    fault_cluster: Cluster,
+    worker: WorkerProcess,
+    own_redis: OwnRedis,
+    fake_api: FakeAnthropicServer,
+) -> None:
+    async with Rest(worker, fault_cluster) as rest:
+        workflow = await rest.create_workflow()
+        wid = workflow["id"]
+        session = await rest.create_session(wid)
+        own_redis.kill()
+        try:
+            async with chat(worker, session["id"]) as ws:
+                told = await recv(ws)
+                assert (told["type"], told["code"]) == ("error", "bus_unavailable"), told
+                put = await rest.put(wid, DOC.replace("Referral intake", "While Redis was down"), 1)
+                own_redis.start()  # empty: what the socket missed comes from the database
+                frames = await recv_until(ws, "workflow", timeout_s=20)
+                assert (frames[-1]["version"], frames[-1]["yaml"]) == (2, put["yaml"])
+                fake_api.queue(text_reply("Hello again."))
+                await ws.send(turn("hello"))
+                done = await recv_until(ws, "turn.completed")
+        finally:
+            if not own_redis.running:
+                own_redis.start()
+    assert [f["text"] for f in _of(done, "message")] == ["Hello again."]
