@@ -50,7 +50,11 @@ class Services:
 
 
 _PG_CHECKPOINT_SETUP_LOCK = 0x706C6371  # pg_advisory_lock key, distinct from migrations
-_CHECKPOINT_POOL_SIZE = 10
+# AsyncPostgresSaver runs every operation under one asyncio lock, so it never uses
+# more than one connection at a time. One is also what lets the pool's check recover
+# in a single step after an outage: with several idle dead connections, each found
+# dead costs a backoff and the request times out before a live one is made.
+_CHECKPOINT_POOL_SIZE = 1
 _POOL_OPEN_S = 10.0  # start-up may wait longer than a request for the first connection
 
 
@@ -81,6 +85,10 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[Any]:
             max_size=_CHECKPOINT_POOL_SIZE,
             timeout=settings.db_timeout_s,
             check=AsyncConnectionPool.check_connection,
+            # No reconnection backoff: a failed attempt gives up at once, so the first
+            # request after an outage connects then (psycopg_pool would otherwise wait
+            # 1, 2, 4... s between attempts, and a request meanwhile times out).
+            reconnect_timeout=0,
             # What AsyncPostgresSaver.from_conn_string sets on its connection.
             kwargs={
                 "autocommit": True,

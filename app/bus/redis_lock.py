@@ -16,6 +16,7 @@ below, each one atomic step:
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 
 import redis.asyncio as aioredis
@@ -25,6 +26,8 @@ from app.bus.queue import FULL, LOST
 from app.bus.redis_client import ClientSource, RedisKeys, resolve_client
 
 DEFAULT_HEARTBEAT_S = 3.0
+_UNDO_ATTEMPTS = 20
+_UNDO_EVERY_S = 0.5
 
 # KEYS[1] lock, KEYS[2] line. Shared head of every script that may take the lock.
 _COMMON = """
@@ -166,6 +169,7 @@ class RedisLock:
         self._keys = RedisKeys(key_prefix)
         self.heartbeat_s = heartbeat_s
         self._handles: set[RenewingHandle] = set()
+        self._undoing: set[asyncio.Task[None]] = set()
 
     @property
     def client(self) -> aioredis.Redis:
@@ -190,14 +194,39 @@ class RedisLock:
         self._handles.add(handle)
         return handle
 
+    async def _eval(self, script: str, workflow_id: str, token: str, *args: object) -> int:
+        """Run a script that may take the lock for ``token`` (and put ``args``' ticket
+        in line). When no answer comes (Redis hung or dropped the connection), the
+        script may still run later, once Redis reads it: undo that in the background, so
+        the next turn does not wait out a heartbeat nobody renews."""
+        try:
+            return int(await self.client.eval(script, 2, *self._keys_of(workflow_id), token, *args))
+        except Exception:
+            ticket = str(args[2]) if len(args) > 2 else None
+            task = asyncio.create_task(self._undo(workflow_id, token, ticket))
+            self._undoing.add(task)
+            task.add_done_callback(self._undoing.discard)
+            raise
+
+    async def _undo(self, workflow_id: str, token: str, ticket: str | None) -> None:
+        keys = self._keys_of(workflow_id)
+        for _ in range(_UNDO_ATTEMPTS):
+            await asyncio.sleep(_UNDO_EVERY_S)
+            try:
+                await self.client.eval(_RELEASE_LUA, 1, keys[0], token)
+                if ticket is not None:
+                    await self.client.eval(_LEAVE_LUA, 2, *keys, ticket)
+                return
+            except Exception:  # still unreachable: try again, then the heartbeats expire
+                continue
+
     async def acquire(
         self, workflow_id: str, *, ttl_s: float = 30.0, renew: bool = True
     ) -> RedisLockHandle | None:
         """The lock unless a live holder has it (the line is not consulted: answers to a
         paused turn and plan builds take it directly)."""
         token, ttl, beat = self._argv(ttl_s)
-        keys = self._keys_of(workflow_id)
-        if not await self.client.eval(_ACQUIRE_LUA, 2, *keys, token, ttl, beat):
+        if not await self._eval(_ACQUIRE_LUA, workflow_id, token, ttl, beat):
             return None
         return self._handle(workflow_id, token, ttl_s, renew)
 
@@ -205,10 +234,7 @@ class RedisLock:
         self, workflow_id: str, ticket: str, *, ttl_s: float, max_queue: int
     ) -> tuple[RedisLockHandle | None, int]:
         token, ttl, beat = self._argv(ttl_s)
-        keys = self._keys_of(workflow_id)
-        result = int(
-            await self.client.eval(_JOIN_LUA, 2, *keys, token, ttl, beat, ticket, max_queue)
-        )
+        result = await self._eval(_JOIN_LUA, workflow_id, token, ttl, beat, ticket, max_queue)
         if result == _TAKEN:
             return self._handle(workflow_id, token, ttl_s, True), 0
         return None, FULL if result == FULL else result
@@ -217,8 +243,7 @@ class RedisLock:
         self, workflow_id: str, ticket: str, *, ttl_s: float
     ) -> tuple[RedisLockHandle | None, int]:
         token, ttl, beat = self._argv(ttl_s)
-        keys = self._keys_of(workflow_id)
-        result = int(await self.client.eval(_POLL_LUA, 2, *keys, token, ttl, beat, ticket))
+        result = await self._eval(_POLL_LUA, workflow_id, token, ttl, beat, ticket)
         if result == _TAKEN:
             return self._handle(workflow_id, token, ttl_s, True), 0
         return None, LOST if result <= 0 else result
@@ -231,5 +256,8 @@ class RedisLock:
 
     async def close(self) -> None:
         """Release every handle still held (call before closing the shared client)."""
+        for task in list(self._undoing):
+            task.cancel()
+        await asyncio.gather(*self._undoing, return_exceptions=True)
         for handle in list(self._handles):
             await handle.release()
