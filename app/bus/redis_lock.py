@@ -194,7 +194,7 @@ class RedisLock:
         self._handles.add(handle)
         return handle
 
-    async def _eval(self, script: str, workflow_id: str, token: str, *args: object) -> int:
+    async def _eval(self, script: str, workflow_id: str, token: str, *args: str | int) -> int:
         """Run a script that may take the lock for ``token`` (and put ``args``' ticket
         in line). When no answer comes (Redis hung or dropped the connection), the
         script may still run later, once Redis reads it: undo that in the background, so

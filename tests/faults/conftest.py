@@ -226,7 +226,7 @@ class OwnPostgres:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
         return "(no log)"
 
-    def admin(self, statement: sql.Composable, params: tuple[Any, ...] = ()) -> list[Any]:
+    def admin(self, statement: sql.Composed | sql.SQL, params: tuple[Any, ...] = ()) -> list[Any]:
         with psycopg.connect(self.admin_url, autocommit=True, connect_timeout=5) as conn:
             cursor = conn.execute(statement, params)
             return cursor.fetchall() if cursor.description else []
