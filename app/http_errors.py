@@ -48,8 +48,8 @@ def http_status(error: PlanwrightError) -> int:
         return error.status
     if error.code in _TOO_LARGE_CODES:
         return 413
-    if error.code == "openfn_runtime_unavailable":  # the server's lack, not the request's
-        return 503
+    if error.code in ("openfn_runtime_unavailable", "service_unavailable"):
+        return 503  # the server's lack, not the request's
     for kind, status in _STATUS:
         if isinstance(error, kind):
             return status

@@ -17,7 +17,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.websockets import WebSocket
 
 from agents.models.base import ChatModel, ModelRole
-from app import log_redaction
+from app import log_redaction, unavailable
 from app.api import meta, projects, runs, schemas, sessions, web, workflows
 from app.early_auth import EarlyAuth
 from app.http_errors import error_response, framework_error, validation_error
@@ -104,6 +104,7 @@ def create_app(
     async def planwright_error(request: Request, exc: PlanwrightError) -> JSONResponse:
         return error_response(exc)
 
+    unavailable.install(app)  # the database or Redis out of reach: 503, not a bare 500
     app.router.routes.append(web.vendor_files(modules_dir(settings.web_assets_dir)))
     for router in routers:
         app.include_router(router)

@@ -50,11 +50,18 @@ class Services:
 
 
 _PG_CHECKPOINT_SETUP_LOCK = 0x706C6371  # pg_advisory_lock key, distinct from migrations
+# AsyncPostgresSaver runs every operation under one asyncio lock, so it never uses
+# more than one connection at a time. One is also what lets the pool's check recover
+# in a single step after an outage: with several idle dead connections, each found
+# dead costs a backoff and the request times out before a live one is made.
+_CHECKPOINT_POOL_SIZE = 1
+_POOL_OPEN_S = 10.0  # start-up may wait longer than a request for the first connection
 
 
 async def _try_lock(conn: Any, key: int) -> bool:
-    row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))).fetchone()
-    return bool(row and row[0])
+    cursor = await conn.execute("SELECT pg_try_advisory_lock(%s) AS locked", (key,))
+    row = await cursor.fetchone()
+    return bool(row and row["locked"])
 
 
 @asynccontextmanager
@@ -64,18 +71,57 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[Any]:
     if url.startswith("postgresql"):
         from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         from psycopg import AsyncConnection
+        from psycopg.rows import dict_row
+        from psycopg_pool import AsyncConnectionPool
 
         conninfo = url.replace("postgresql+asyncpg://", "postgresql://", 1)
-        async with AsyncPostgresSaver.from_conn_string(conninfo) as saver:
+        statement_ms = max(1, round(settings.db_statement_timeout_s * 1000))
+        # A pool, not the one connection from_conn_string opens: a connection the server
+        # dropped (a restart, pg_terminate_backend) would fail every later turn. The
+        # pool checks each connection as it lends it and opens a new one for a dead one.
+        pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+            conninfo,
+            min_size=1,
+            max_size=_CHECKPOINT_POOL_SIZE,
+            timeout=settings.db_timeout_s,
+            check=AsyncConnectionPool.check_connection,
+            # No reconnection backoff: a failed attempt gives up at once, so the first
+            # request after an outage connects then (psycopg_pool would otherwise wait
+            # 1, 2, 4... s between attempts, and a request meanwhile times out).
+            reconnect_timeout=0,
+            # What AsyncPostgresSaver.from_conn_string sets on its connection.
+            kwargs={
+                "autocommit": True,
+                "prepare_threshold": 0,
+                "row_factory": dict_row,
+                "connect_timeout": max(1, round(settings.db_timeout_s)),
+                "options": f"-c statement_timeout={statement_ms}",
+            },
+            open=False,
+            name="planwright-checkpoints",
+        )
+        await pool.open(wait=True, timeout=max(settings.db_timeout_s, _POOL_OPEN_S))
+        try:
+            checkpoints = AsyncPostgresSaver(pool)
             # Workers starting together on a new database would race the checkpoint
             # tables' CREATE TABLE (pg_type unique violation): set up one at a time.
             # Poll for the lock rather than block in pg_advisory_lock: a waiting
             # statement would hold up the holder's CREATE INDEX CONCURRENTLY forever.
-            async with await AsyncConnection.connect(conninfo, autocommit=True) as guard:
+            # The set-up runs on that guard connection, without the statement timeout
+            # (a CREATE INDEX CONCURRENTLY waits for other transactions to end).
+            async with await AsyncConnection.connect(
+                conninfo,
+                autocommit=True,
+                prepare_threshold=0,
+                row_factory=dict_row,
+                connect_timeout=max(1, round(settings.db_timeout_s)),
+            ) as guard:
                 while not await _try_lock(guard, _PG_CHECKPOINT_SETUP_LOCK):
                     await asyncio.sleep(0.05)
-                await saver.setup()
-            yield saver
+                await AsyncPostgresSaver(guard).setup()
+            yield checkpoints
+        finally:
+            await pool.close()
     else:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -91,11 +137,19 @@ async def open_services(
     settings: Settings, *, models: Mapping[ModelRole, ChatModel] | None = None
 ) -> AsyncIterator[Services]:
     async with AsyncExitStack() as stack:
-        engine = create_engine(settings.database_url)
+        engine = create_engine(
+            settings.database_url,
+            timeout_s=settings.db_timeout_s,
+            statement_timeout_s=settings.db_statement_timeout_s,
+        )
         stack.push_async_callback(engine.dispose)
         await migrate(engine)
         store = Store(engine)
-        bus, lock = make_bus(settings.redis_url)
+        bus, lock = make_bus(
+            settings.redis_url,
+            timeout_s=settings.redis_timeout_s,
+            heartbeat_s=settings.turn_lock_heartbeat_s,
+        )
         stack.push_async_callback(bus.close)
         publisher = Publisher(store, bus)
         stack.push_async_callback(publisher.close)  # before the bus closes
@@ -143,6 +197,7 @@ async def open_services(
                 turn_deadline_s=settings.turn_deadline_s,
             ),
             lock_ttl_s=settings.turn_lock_ttl_s,
+            max_queue=settings.turn_queue_size,
             tracer=tracer,
             prompt_loader=prompt_source.load if prompt_source else load_prompt,
         )

@@ -161,6 +161,42 @@ class Settings(BaseSettings):
     )
     send_queue_size: int = 256
     turn_lock_ttl_s: float = 30.0
+    turn_lock_heartbeat_s: float = Field(
+        3.0,
+        gt=0,
+        le=60,
+        description="Expiry of a turn lock holder's heartbeat, renewed every third of it: a "
+        "waiter that finds the holder's heartbeat gone takes the lock (its worker died) "
+        "without waiting for turn_lock_ttl_s.",
+    )
+    turn_queue_size: int = Field(
+        5,
+        ge=0,
+        le=100,
+        description="Turns that may wait for a busy workflow (per workflow, across workers); "
+        "one more is refused as busy. 0: no queue, a turn on a busy workflow is busy.",
+    )
+    redis_timeout_s: float = Field(
+        0.5,
+        gt=0,
+        le=30,
+        description="Longest wait for Redis: connecting, each command, a free pooled "
+        "connection. A turn that cannot take its lock in time gets lock_unavailable.",
+    )
+    db_timeout_s: float = Field(
+        1.0,
+        gt=0,
+        le=60,
+        description="Longest wait for a database connection (connecting, or a free one in "
+        "the store's and the checkpointer's pools).",
+    )
+    db_statement_timeout_s: float = Field(
+        1.5,
+        gt=0,
+        le=600,
+        description="Postgres statement_timeout of every statement the service runs "
+        "(migrations excepted).",
+    )
     adaptor_docs_dir: Path | None = Field(
         None, description="Folder of locally installed adaptor packages (planwright adaptor-docs)."
     )
@@ -235,6 +271,8 @@ class Settings(BaseSettings):
             raise ValueError("max_body_bytes must be at least max_yaml_bytes")
         if self.run_timeout_s > self.run_max_timeout_s:
             raise ValueError("run_timeout_s must not exceed run_max_timeout_s")
+        if self.turn_lock_heartbeat_s >= self.turn_lock_ttl_s:
+            raise ValueError("turn_lock_heartbeat_s must be below turn_lock_ttl_s")
         if self.run_output_bytes > self.run_total_output_bytes:
             raise ValueError("run_output_bytes must not exceed run_total_output_bytes")
         if self.uses_anthropic:  # an id the API would answer 404 stops start-up here

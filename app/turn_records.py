@@ -22,6 +22,7 @@ from agents.runner import TurnRunner
 from agents.usage import UsageLedger
 from app.store import SessionRecord, Store
 from app.store.models import TurnStatus
+from app.unavailable import unavailable
 from app.ws.protocol import ServerFrame, error_frame, event_frame
 from tools.errors import PlanwrightError
 
@@ -159,7 +160,13 @@ async def relay_events(
     except PlanwrightError as exc:
         await finish("failed", error_code=exc.code)
         return error_frame(exc.code, _sentence(exc.message) + AT_LAST_VERSION, turn_id)
-    except Exception:
+    except Exception as exc:
+        down = unavailable(exc)
+        if down is not None:  # the database or Redis went away mid-turn
+            log.warning("turn %s stopped: %s", turn_id, exc)
+            with contextlib.suppress(Exception):  # the store may be what is down
+                await finish("failed", error_code=down.code)
+            return error_frame(down.code, _sentence(down.message) + AT_LAST_VERSION, turn_id)
         log.exception("turn %s failed", turn_id)
         await finish("failed", error_code="internal_error")
         return error_frame(

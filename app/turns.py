@@ -28,6 +28,7 @@ from agents.usage import UsageLedger
 from app.answers import answer_confirmation, answer_proposal
 from app.auth import Principal
 from app.bus.base import LockHandle, TurnLock
+from app.bus.queue import wait_in_line
 from app.errors import ConflictError, NotFoundError
 from app.offload import off_loop
 from app.publishing import Publisher, StoreCommitter
@@ -39,8 +40,9 @@ from app.turn_records import (
     record_start,
     relay_events,
 )
+from app.unavailable import unavailable
 from app.warm import WarmDocuments
-from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame
+from app.ws.protocol import QueuedFrame, ServerFrame, TurnStartedFrame, error_frame
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
@@ -86,6 +88,7 @@ class TurnService:
         tools: ToolContext,
         config: AgentConfig,
         lock_ttl_s: float = 30.0,
+        max_queue: int = 0,
         tracer: Tracer | None = None,
         prompt_loader: Callable[[str, str | None], PromptTemplate] = load_prompt,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
@@ -93,6 +96,8 @@ class TurnService:
         self.store, self.publisher, self.lock, self.runner = store, publisher, lock, runner
         self.models, self.tools, self.config = models, tools, config
         self.lock_ttl_s = lock_ttl_s
+        self.max_queue = max_queue
+        """Turns that may wait in line for a busy workflow (``app.bus.queue``)."""
         self.tracer = tracer or Tracer(None)
         self.prompt_loader = prompt_loader
         self.new_id = new_id
@@ -157,17 +162,44 @@ class TurnService:
         if live is not None:
             self.keep_parsed(workflow_id, *live)
 
-    async def take_lock(self, key: str, send: Send, *, what: str = "workflow") -> LockHandle | None:
+    async def take_lock(
+        self, key: str, send: Send, *, what: str = "workflow", queue: bool = False
+    ) -> LockHandle | None:
         """The turn lock of ``key`` (a workflow id, or a project's plan-turn key), or
-        ``None`` after telling the client why not."""
+        ``None`` after telling the client why not. With ``queue``, a busy ``key`` puts
+        the turn in line (``queued`` frames as it moves up) while there is room."""
+
+        async def queued(position: int) -> None:
+            await send(QueuedFrame(position=position))
+
         try:
-            handle = await self.lock.acquire(key, ttl_s=self.lock_ttl_s)
-        except Exception:  # e.g. Redis unreachable: say so rather than go silent
-            log.exception("could not take the turn lock of %s", key)
-            await send(error_frame("unavailable", "Could not start the turn; try again shortly."))
+            if queue and self.max_queue > 0:
+                handle = await wait_in_line(
+                    self.lock,
+                    key,
+                    ttl_s=self.lock_ttl_s,
+                    max_queue=self.max_queue,
+                    on_position=queued,
+                )
+            else:
+                handle = await self.lock.acquire(key, ttl_s=self.lock_ttl_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # Redis unreachable or too slow: say so rather than go silent
+            log.warning("could not take the turn lock of %s", key, exc_info=True)
+            await send(
+                error_frame(
+                    "lock_unavailable",
+                    "Could not start the turn: the turn lock did not answer in time; "
+                    "nothing changed, try again shortly.",
+                )
+            )
             return None
         if handle is None:
-            await send(error_frame("busy", f"Another turn is running on this {what}; try again."))
+            waiting = f" and {self.max_queue} more are waiting" if queue and self.max_queue else ""
+            await send(
+                error_frame("busy", f"Another turn is running on this {what}{waiting}; try again.")
+            )
         return handle
 
     async def under_lock(
@@ -181,12 +213,13 @@ class TurnService:
         doing: str = "start",
         turn_id: str | None = None,
         cancelled: str = "",
+        queue: bool = False,
     ) -> None:
         """Run ``work`` holding ``key``'s turn lock; the frame it returns (or the error
         frame for how it failed) is sent once the lock is released, so a client that
         starts its next turn on that frame never finds its own lock still held."""
         try:
-            handle = await self.take_lock(key, send, what=what)
+            handle = await self.take_lock(key, send, what=what, queue=queue)
         except asyncio.CancelledError:
             await send(error_frame("cancelled", _CANCELLED_BEFORE_START, turn_id))
             raise
@@ -200,9 +233,14 @@ class TurnService:
             raise
         except PlanwrightError as exc:
             last = error_frame(exc.code, exc.message, turn_id)
-        except Exception:
-            log.exception("%s could not %s (%s)", subject, doing, key)
-            last = error_frame("internal_error", f"The {subject} could not {doing}.", turn_id)
+        except Exception as exc:
+            down = unavailable(exc)
+            if down is not None:  # the database or Redis went away mid-turn
+                log.warning("%s could not %s (%s): %s", subject, doing, key, exc)
+                last = error_frame(down.code, down.message, turn_id)
+            else:
+                log.exception("%s could not %s (%s)", subject, doing, key)
+                last = error_frame("internal_error", f"The {subject} could not {doing}.", turn_id)
         finally:
             await handle.release()
             if last is not None:
@@ -258,7 +296,7 @@ class TurnService:
                 self.keep_warm(workflow_id, runtime)
             return last
 
-        await self.under_lock(workflow_id, send, work, cancelled=AT_LAST_VERSION)
+        await self.under_lock(workflow_id, send, work, cancelled=AT_LAST_VERSION, queue=True)
 
     async def _begin(self, request: TurnRequest) -> TurnInput:
         """Record the turn and the user's message; the graph's input."""

@@ -92,6 +92,7 @@ _TIER_BY_FOLDER = {
     "evals": "evals",
     "e2e": "e2e",
     "integration": "integration",
+    "faults": "faults",
     "external": "external",
 }
 _TIERS = frozenset(_TIER_BY_FOLDER.values())

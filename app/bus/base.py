@@ -61,9 +61,21 @@ class LockHandle(Protocol):
 
 
 class TurnLock(Protocol):
-    """One turn at a time per workflow, across every worker."""
+    """One turn at a time per workflow, across every worker, with a line of waiting
+    turns (``join``/``poll``/``leave``, :mod:`app.bus.queue`)."""
 
     async def acquire(self, workflow_id: str, *, ttl_s: float = 30.0) -> LockHandle | None:
         """The lock, or ``None`` when another turn holds it. While held, it is renewed
-        in the background until released; if the holder dies it expires after ``ttl_s``."""
+        in the background until released; if the holder dies it expires after ``ttl_s``
+        (sooner where the lock has a heartbeat)."""
         ...
+
+    async def join(
+        self, workflow_id: str, ticket: str, *, ttl_s: float, max_queue: int
+    ) -> tuple[LockHandle | None, int]: ...
+
+    async def poll(
+        self, workflow_id: str, ticket: str, *, ttl_s: float
+    ) -> tuple[LockHandle | None, int]: ...
+
+    async def leave(self, workflow_id: str, ticket: str) -> None: ...

@@ -1,9 +1,8 @@
-"""The in-process event bus and turn lock, plus the pieces the Redis versions reuse.
+"""The in-process event bus, plus the pieces the Redis bus reuses.
 
 ``QueueSubscription`` is the one subscription type: a bounded, never-blocking
-buffer fed by whichever bus owns it. ``RenewingHandle`` is the one lock handle
-shape: a background task renews the lock every ``ttl/3`` and flags ``lost`` when
-the lock turns out to be gone. Everything here runs on one event loop.
+buffer fed by whichever bus owns it. The turn lock's handle and the in-process
+lock are in :mod:`app.bus.lock`. Everything here runs on one event loop.
 """
 
 from __future__ import annotations
@@ -11,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import secrets
-from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
 
 from app.bus.base import EncodedEvent, Event
+
+# The lock pieces live in app.bus.lock; importable from here too, as before.
+from app.bus.lock import InProcessLock, InProcessLockHandle, RenewingHandle
 from tools.errors import PlanwrightError
 
 log = logging.getLogger(__name__)
@@ -256,140 +256,18 @@ class InProcessBus:
         self._retained.clear()
 
 
-class RenewingHandle(ABC):
-    """A held lock. Renewed every ``ttl_s / 3`` until released; ``lost`` turns true
-    when a renewal finds the lock gone (expired, or taken over by someone else)."""
-
-    def __init__(
-        self,
-        workflow_id: str,
-        token: str,
-        ttl_s: float,
-        *,
-        renew: bool,
-        on_done: Callable[[RenewingHandle], None],
-    ) -> None:
-        self.workflow_id = workflow_id
-        self.token = token
-        self.ttl_s = ttl_s
-        self.lost = False
-        self.released = False
-        self._on_done = on_done
-        self._renewal: asyncio.Task[None] | None = None
-        if renew:
-            self._renewal = asyncio.create_task(
-                self._renew_forever(), name=f"planwright-lock-renew:{workflow_id}"
-            )
-
-    @abstractmethod
-    async def _extend(self) -> bool:
-        """Push the expiry out by ``ttl_s`` if ``token`` still holds the lock."""
-
-    @abstractmethod
-    async def _delete(self) -> None:
-        """Remove the lock if ``token`` still holds it."""
-
-    async def _renew_forever(self) -> None:
-        loop = asyncio.get_running_loop()
-        last_ok = loop.time()
-        while True:
-            await asyncio.sleep(self.ttl_s / 3)
-            try:
-                held = await self._extend()
-            except Exception:  # a transient failure: keep trying while the lock may live
-                log.warning("renewing the turn lock of %s failed", self.workflow_id, exc_info=True)
-                if loop.time() - last_ok < self.ttl_s:
-                    continue
-                held = False
-            if not held:
-                log.warning("lost the turn lock of %s", self.workflow_id)
-                self.lost = True
-                return
-            last_ok = loop.time()
-
-    async def stop_renewal(self) -> None:
-        """Stop renewing without releasing (the lock then expires after ``ttl_s``)."""
-        task, self._renewal = self._renewal, None
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.wait([task])
-
-    async def release(self) -> None:
-        """Stop renewing and delete the lock if this handle still holds it. Never raises
-        for a failed delete (safe in ``finally``): the lock then expires after ``ttl_s``."""
-        if self.released:
-            return
-        self.released = True
-        try:
-            await self.stop_renewal()
-            await self._delete()
-        except Exception:
-            log.warning("releasing the turn lock of %s failed", self.workflow_id, exc_info=True)
-        finally:
-            self._on_done(self)
-
-
-class InProcessLockHandle(RenewingHandle):
-    def __init__(
-        self, lock: InProcessLock, workflow_id: str, token: str, ttl_s: float, *, renew: bool
-    ) -> None:
-        self._lock = lock
-        super().__init__(workflow_id, token, ttl_s, renew=renew, on_done=lock._forget)
-
-    async def _extend(self) -> bool:
-        return self._lock._extend(self.workflow_id, self.token, self.ttl_s)
-
-    async def _delete(self) -> None:
-        self._lock._delete(self.workflow_id, self.token)
-
-
-class InProcessLock:
-    """One holder per workflow in this process, with the Redis lock's expiry rules."""
-
-    def __init__(self, *, clock: Callable[[], float] | None = None) -> None:
-        self._clock = clock or (lambda: asyncio.get_running_loop().time())
-        self._held: dict[str, tuple[str, float]] = {}  # workflow -> (token, expires at)
-        self._handles: set[RenewingHandle] = set()
-
-    async def acquire(
-        self, workflow_id: str, *, ttl_s: float = 30.0, renew: bool = True
-    ) -> InProcessLockHandle | None:
-        _check_ttl(ttl_s)
-        now = self._clock()
-        held = self._held.get(workflow_id)
-        if held is not None and held[1] > now:
-            return None
-        token = secrets.token_hex(16)
-        self._held[workflow_id] = (token, now + ttl_s)
-        handle = InProcessLockHandle(self, workflow_id, token, ttl_s, renew=renew)
-        self._handles.add(handle)
-        return handle
-
-    def _extend(self, workflow_id: str, token: str, ttl_s: float) -> bool:
-        now = self._clock()
-        held = self._held.get(workflow_id)
-        if held is None or held[0] != token:
-            return False
-        if held[1] <= now:  # expired before we got to renew: Redis would have dropped it
-            del self._held[workflow_id]
-            return False
-        self._held[workflow_id] = (token, now + ttl_s)
-        return True
-
-    def _delete(self, workflow_id: str, token: str) -> None:
-        held = self._held.get(workflow_id)
-        if held is not None and held[0] == token:
-            del self._held[workflow_id]
-
-    def _forget(self, handle: RenewingHandle) -> None:
-        self._handles.discard(handle)
-
-    async def close(self) -> None:
-        """Release every handle still held (stopping their renewal tasks)."""
-        for handle in list(self._handles):
-            await handle.release()
-
-
-def _check_ttl(ttl_s: float) -> None:
-    if not ttl_s > 0:
-        raise ValueError("ttl_s must be positive")
+__all__ = [
+    "DEFAULT_QUEUE_SIZE",
+    "DEFAULT_RETENTION",
+    "BusClosedError",
+    "BusUnavailableError",
+    "InProcessBus",
+    "InProcessLock",
+    "InProcessLockHandle",
+    "QueueSubscription",
+    "RenewingHandle",
+    "SubscriberOverflowError",
+    "encode_event",
+    "events_after",
+    "workflow_version",
+]

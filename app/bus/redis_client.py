@@ -8,7 +8,12 @@ one place. Keys (``{p}`` is the key prefix, ``planwright`` by default):
 - ``{p}:wf:{id}:events``: pub/sub channel, every event, live.
 - ``{p}:wf:{id}:stream``: stream of ``workflow`` events (field ``e``, the JSON),
   capped with ``MAXLEN ~ retention``, for catch-up.
-- ``{p}:wf:{id}:lock``: the turn lock (``SET NX PX``, value = the holder's token).
+- ``{p}:wf:{id}:lock``: the turn lock (value = the holder's token, expiring after the
+  lock's TTL).
+- ``{p}:wf:{id}:lock:alive:{token}``: the holder's heartbeat, a short expiry renewed
+  while its worker lives; a lock whose holder has no heartbeat is free to take.
+- ``{p}:wf:{id}:queue``: the turns waiting for the lock, a list of tickets in order;
+  ``{p}:wf:{id}:queue:alive:{ticket}`` is each waiter's heartbeat.
 """
 
 from __future__ import annotations
@@ -17,21 +22,23 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from app.bus.memory import BusClosedError
 
 _POOL_SIZE = 100  # redis-py's default
-_POOL_WAIT_S = 20.0
-_CONNECT_TIMEOUT_S = 2.0
-_COMMAND_TIMEOUT_S = 5.0  # pub/sub's blocking reads are exempt (redis-py reads those untimed)
+DEFAULT_TIMEOUT_S = 0.5
 
 
 class LazyRedis:
-    """One ``redis.asyncio.Redis`` for a URL, built on first use (no I/O until then)."""
+    """One ``redis.asyncio.Redis`` for a URL, built on first use (no I/O until then).
 
-    def __init__(self, url: str) -> None:
+    ``timeout_s`` bounds every wait on Redis: connecting, each command's reply and a
+    free pooled connection (pub/sub's blocking reads are exempt: redis-py reads those
+    untimed)."""
+
+    def __init__(self, url: str, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.url = url
+        self.timeout_s = timeout_s
         self._client: aioredis.Redis | None = None
         self._closed = False
 
@@ -40,21 +47,22 @@ class LazyRedis:
             raise BusClosedError("the Redis client is closed")
         if self._client is None:
             # A blocking pool: with every connection busy (100 turns starting at once,
-            # plus the pub/sub connection) a command waits its turn instead of failing
-            # with "Too many connections", which the default pool raises.
+            # plus the pub/sub connection) a command waits its turn, up to the timeout,
+            # instead of failing with "Too many connections" at once.
             # After Redis restarts, every pooled connection is dead: retry a command
             # that fails on one (redis-py reconnects first), so the first turn after an
-            # outage does not fail on a stale socket. No health_check_interval: its
-            # PING would break the pub/sub connection, which shares these settings.
-            # Timeouts keep an unreachable Redis from hanging a request.
+            # outage does not fail on a stale socket. A command that timed out is not
+            # retried: a hung Redis (DEBUG SLEEP, a stopped process) costs one timeout,
+            # not four. No health_check_interval: its PING would break the pub/sub
+            # connection, which shares these settings.
             pool = aioredis.BlockingConnectionPool.from_url(
                 self.url,
                 max_connections=_POOL_SIZE,
-                timeout=_POOL_WAIT_S,
-                retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 3),
-                retry_on_error=[RedisConnectionError, RedisTimeoutError],
-                socket_connect_timeout=_CONNECT_TIMEOUT_S,
-                socket_timeout=_COMMAND_TIMEOUT_S,
+                timeout=self.timeout_s,
+                retry=Retry(ExponentialBackoff(cap=0.2, base=0.02), 2, (RedisConnectionError,)),
+                retry_on_error=[RedisConnectionError],
+                socket_connect_timeout=self.timeout_s,
+                socket_timeout=self.timeout_s,
                 socket_keepalive=True,
             )
             self._client = aioredis.Redis.from_pool(pool)
@@ -94,3 +102,6 @@ class RedisKeys:
 
     def lock(self, workflow_id: str) -> str:
         return f"{self.prefix}:wf:{workflow_id}:lock"
+
+    def queue(self, workflow_id: str) -> str:
+        return f"{self.prefix}:wf:{workflow_id}:queue"

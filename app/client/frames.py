@@ -123,6 +123,11 @@ class Frames(SessionState):
         if kind == "turn.started":
             if not self.in_turn:  # resumed after a confirmation
                 self.in_turn = True
+        elif kind == "queued":
+            position = frame.get("position")
+            subject = "project" if self.on_project else "workflow"
+            text = f"  queued: another turn runs on this {subject}; you are {position} in line"
+            self.out.line(self.out.paint(text, "dim"))
         elif kind == "route":
             if frame.get("destination") == "job_code":
                 self.out.line(self.out.paint("  → the step-code agent", "dim"))

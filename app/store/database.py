@@ -82,14 +82,37 @@ def is_sqlite(engine: AsyncEngine | AsyncConnection | Connection) -> bool:
     return engine.dialect.name == "sqlite"
 
 
-def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
-    """An :class:`AsyncEngine` for ``url`` (normalised first); ``kwargs`` go to SQLAlchemy."""
+def create_engine(
+    url: str,
+    *,
+    timeout_s: float | None = None,
+    statement_timeout_s: float | None = None,
+    **kwargs: Any,
+) -> AsyncEngine:
+    """An :class:`AsyncEngine` for ``url`` (normalised first); ``kwargs`` go to SQLAlchemy.
+
+    On Postgres, ``timeout_s`` bounds connecting and waiting for a pooled connection,
+    ``statement_timeout_s`` every statement (the server's ``statement_timeout``;
+    migrations lift it for their own transaction). A pooled connection is pinged before
+    use, so connections the server dropped (a restart, ``pg_terminate_backend``) are
+    replaced rather than failing the next request."""
     sa_url = make_url(normalise_url(url))
     # A failed statement's error would otherwise carry its parameters (whole documents,
     # job code, names) into logs and error messages.
     kwargs.setdefault("hide_parameters", True)
     if sa_url.get_backend_name() != "sqlite":
         kwargs.setdefault("pool_pre_ping", True)
+        if timeout_s is not None:
+            kwargs.setdefault("pool_timeout", timeout_s)
+        if sa_url.get_driver_name() == "asyncpg":
+            connect_args = dict(kwargs.pop("connect_args", {}))
+            if timeout_s is not None:
+                connect_args.setdefault("timeout", timeout_s)
+            if statement_timeout_s is not None:
+                settings = dict(connect_args.get("server_settings", {}))
+                settings.setdefault("statement_timeout", str(_ms(statement_timeout_s)))
+                connect_args["server_settings"] = settings
+            kwargs["connect_args"] = connect_args
         return create_async_engine(sa_url, **kwargs)
     if sa_url.database in (None, "", ":memory:"):
         # One shared connection, or every checkout would see its own empty database.
@@ -97,6 +120,10 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
     engine = create_async_engine(sa_url, **kwargs)
     _configure_sqlite(engine)
     return engine
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
 
 
 def _configure_sqlite(engine: AsyncEngine) -> None:
@@ -182,6 +209,8 @@ async def _run_migration(
         try:
             conn = await conn.execution_options(**WRITE_OPTIONS)
             async with conn.begin():
+                if not sqlite:  # workers starting together wait on the advisory lock
+                    await conn.execute(text("SET LOCAL statement_timeout = 0"))
                 await conn.run_sync(step, revision)
         finally:
             if sqlite:

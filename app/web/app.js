@@ -384,6 +384,9 @@ function onChatFrame(frame) {
       chat.startTurn(frame.turn_id);
       updateComposer();
       break;
+    case "queued":
+      chat.queued(frame);
+      break;
     case "route":
       chat.route(frame);
       break;

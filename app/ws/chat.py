@@ -10,6 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
@@ -18,7 +21,8 @@ from app.deps import ServicesDep
 from app.errors import AuthError
 from app.text import PathId
 from app.turns import TurnRequest
-from app.ws.connection import INVALID_REQUEST, NOT_ALLOWED, NOT_FOUND, Connection
+from app.unavailable import unavailable
+from app.ws.connection import INVALID_REQUEST, NOT_ALLOWED, NOT_FOUND, TRY_AGAIN_LATER, Connection
 from app.ws.protocol import (
     CancelFrame,
     ConfirmFrame,
@@ -33,6 +37,12 @@ from app.ws.relay import relay_to_chat
 from tools.errors import PlanwrightError
 
 router = APIRouter()
+log = logging.getLogger(__name__)
+
+BUS_PAUSED = (
+    "Live updates from other sessions are paused until the event bus is back; "
+    "your turns still run, and what you missed follows when it is."
+)
 
 MAX_REASON_BYTES = 123
 """The most a WebSocket close frame's reason may hold (RFC 6455, 5.5.1)."""
@@ -79,6 +89,24 @@ async def cancel(task: asyncio.Task[None], connection: Connection) -> None:
         )
 
 
+async def answered(work: Coroutine[Any, Any, None], conn: Connection) -> None:
+    """Run what a frame asked for; whatever escapes it (the database or Redis out of
+    reach before a turn could start, say) still gets the client an ``error`` frame, so
+    nothing sent goes unanswered."""
+    try:
+        await work
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        down = unavailable(exc)
+        if down is None:
+            log.exception("a chat frame's work failed")
+            await conn.send(error_frame("internal_error", "That could not be done; try again."))
+        else:
+            log.warning("a chat frame's work found a service down: %s", exc)
+            await conn.send(error_frame(down.code, down.message))
+
+
 @router.websocket("/v1/sessions/{session_id}/ws")
 async def chat_socket(
     websocket: WebSocket, session_id: PathId, services: ServicesDep, token: str | None = None
@@ -87,7 +115,15 @@ async def chat_socket(
     principal = await authenticate(websocket, services, token)
     if principal is None:
         return
-    session = await services.store.get_session(session_id)
+    try:
+        session = await services.store.get_session(session_id)
+    except Exception as exc:  # the database is out of reach: say so, then "try again later"
+        down = unavailable(exc)
+        if down is None:
+            raise
+        await websocket.send_json({**error_frame(down.code, down.message).wire(), "seq": 1})
+        await websocket.close(code=TRY_AGAIN_LATER, reason="the database is unavailable")
+        return
     if session is None or not principal.may_use_session(session.owner):
         await websocket.send_json({**error_frame("not_found", "No such session.").wire(), "seq": 1})
         await websocket.close(code=NOT_FOUND, reason="no such session")
@@ -98,9 +134,11 @@ async def chat_socket(
         forwarder: asyncio.Task[None] | None = None
         subscription = None
         if session.workflow_id is not None:  # a project session gets its turns' frames only
-            subscription = await conn.subscribe(services.bus, session.workflow_id)
-            if subscription is None:  # the bus is down: closed with 1013
-                return
+            try:
+                subscription = await services.bus.subscribe(session.workflow_id)
+            except Exception:  # the bus is down: turns still run; the relay retries
+                log.warning("chat on %s starts without the bus", session.workflow_id)
+                await conn.reply(error_frame("bus_unavailable", BUS_PAUSED))
             forwarder = asyncio.create_task(
                 relay_to_chat(services.bus, services.store, session.workflow_id, subscription, conn)
             )
@@ -146,26 +184,34 @@ async def chat_socket(
                         work = services.plans.run(request, conn.send, mode=frame.mode)
                     else:
                         work = services.turns.run(request, conn.send)
-                    running = services.turns.spawn(work)
+                    running = services.turns.spawn(answered(work, conn))
                 elif isinstance(frame, ReviewFrame):
                     running = services.turns.spawn(
-                        services.turns.review(
-                            session, principal, frame.request_id, frame.accepted, conn.send
+                        answered(
+                            services.turns.review(
+                                session, principal, frame.request_id, frame.accepted, conn.send
+                            ),
+                            conn,
                         )
                     )
                 elif isinstance(frame, RunFrame):  # held as ``running``: a turn meanwhile is busy
                     running = services.turns.spawn(
-                        services.runs.on_socket(session, principal, frame, conn.send)
+                        answered(
+                            services.runs.on_socket(session, principal, frame, conn.send), conn
+                        )
                     )
                 elif isinstance(frame, ConfirmFrame):
                     running = services.turns.spawn(
-                        services.plans.answer(
-                            session,
-                            principal,
-                            frame.request_id,
-                            frame.approved,
-                            conn.send,
-                            feedback=frame.feedback,
+                        answered(
+                            services.plans.answer(
+                                session,
+                                principal,
+                                frame.request_id,
+                                frame.approved,
+                                conn.send,
+                                feedback=frame.feedback,
+                            ),
+                            conn,
                         )
                     )
         except WebSocketDisconnect:

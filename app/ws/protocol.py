@@ -151,6 +151,15 @@ class TurnStartedFrame(_ServerFrame):
     turn_id: str
 
 
+class QueuedFrame(_ServerFrame):
+    """The turn waits for another turn on the workflow: ``position`` 1 is next. Sent
+    again each time it moves up; ``turn.started`` follows when its turn comes (or an
+    ``error``: ``cancelled`` after a ``cancel``). No ``turn_id``: none exists yet."""
+
+    type: Literal["queued"] = "queued"
+    position: int = Field(ge=1)
+
+
 class RouteFrame(RouteEvent):
     turn_id: str
 
@@ -211,6 +220,7 @@ class ErrorFrame(_ServerFrame):
 
 ServerFrame = Annotated[
     TurnStartedFrame
+    | QueuedFrame
     | RouteFrame
     | StatusFrame
     | WorkflowFrame

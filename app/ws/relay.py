@@ -69,16 +69,25 @@ async def catch_up(
 
 
 async def relay_to_chat(
-    bus: EventBus, store: Store, workflow_id: str, subscription: Subscription, conn: Connection
+    bus: EventBus,
+    store: Store,
+    workflow_id: str,
+    subscription: Subscription | None,
+    conn: Connection,
 ) -> None:
     """Relay changes made elsewhere to a chat socket until it closes.
 
-    A client too slow to keep up is closed (4008). When the bus fails the socket
-    stays open (the turn it may be running needs no bus); the relay subscribes
-    again, with backoff, and catches up from where the socket is.
+    A client too slow to keep up is closed (4008). When the bus fails (or was down
+    when the socket opened: ``subscription`` is ``None``) the socket stays open (the
+    turn it may be running needs no bus); the relay subscribes again, with backoff,
+    and catches up from where the socket is.
     """
     try:
         while not conn.closed:
+            if subscription is None:
+                subscription = await _resubscribe(bus, store, workflow_id, conn)
+                if subscription is None:
+                    return
             try:
                 async for event in subscription:
                     await forward(store, workflow_id, event, conn)
@@ -91,12 +100,10 @@ async def relay_to_chat(
                     "chat relay for %s lost the bus (%s); resubscribing", workflow_id, exc.code
                 )
             await subscription.close()
-            resubscribed = await _resubscribe(bus, store, workflow_id, conn)
-            if resubscribed is None:
-                return
-            subscription = resubscribed
+            subscription = None
     finally:
-        await subscription.close()  # the one it holds now (closing twice is harmless)
+        if subscription is not None:
+            await subscription.close()  # the one it holds now (closing twice is harmless)
 
 
 async def _resubscribe(

@@ -436,14 +436,18 @@ def test_missing_token_is_explained_and_can_be_entered(
     expect(page.locator("#workflow-title")).to_have_text("After the token")
 
 
-def test_busy_is_reported_when_another_turn_holds_the_workflow(
+def test_a_turn_waits_in_line_on_a_busy_workflow_and_beyond_the_line_is_busy(
     server: LiveServer, open_page: OpenPage
 ) -> None:
     page, created = open_session(server, open_page)
     lock = server.services.lock
-    handle = server.call(lock.acquire(created["id"], ttl_s=30))
+    workflow_id = created["id"]
+    handle = server.call(lock.acquire(workflow_id, ttl_s=30))
     assert handle is not None
+    others = [f"another-turn-{n}" for n in range(server.services.settings.turn_queue_size)]
     try:
+        for ticket in others:  # the line is full
+            server.call(lock.join(workflow_id, ticket, ttl_s=30, max_queue=len(others)))
         page.fill("#chat-input", CREATE)
         page.press("#chat-input", "Enter")
         busy = page.locator('.msg.error[data-code="busy"]')
@@ -451,10 +455,20 @@ def test_busy_is_reported_when_another_turn_holds_the_workflow(
         page.wait_for_selector('body[data-turn="idle"]')
         expect(page.locator("#send-button")).to_be_enabled()
         screenshot(page, "15-busy")
+        for ticket in others:
+            server.call(lock.leave(workflow_id, ticket))
+        page.fill("#chat-input", CREATE)
+        page.press("#chat-input", "Enter")
+        queued = page.locator(".msg.note.queued")
+        expect(queued).to_contain_text("yours starts next")
+        expect(queued).to_have_attribute("data-position", "1")
+        screenshot(page, "15-queued")
     finally:
+        for ticket in others:
+            server.call(lock.leave(workflow_id, ticket))
         server.call(handle.release())
-    send(page, CREATE)
-    at_version(page, 2)
+    at_version(page, 2)  # its turn came once the other ended
+    expect(page.locator(".msg.note.queued")).to_have_count(0)
 
 
 @pytest.fixture

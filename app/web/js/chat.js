@@ -89,7 +89,24 @@ export class ChatView {
     return this.turn;
   }
 
+  // A turn waiting for another on the workflow: one note, updated as it moves up, gone
+  // once the turn starts or ends.
+  queued(frame) {
+    const text = frame.position === 1
+      ? "Queued: another turn is running on this workflow; yours starts next."
+      : `Queued: another turn is running on this workflow; yours is number ${frame.position} in line.`;
+    if (!this.queuedNote) this.queuedNote = this.note(text, "queued");
+    else this.queuedNote.textContent = text;
+    this.queuedNote.dataset.position = String(frame.position);
+  }
+
+  clearQueued() {
+    if (this.queuedNote) this.queuedNote.remove();
+    this.queuedNote = null;
+  }
+
   startTurn(turnId) {
+    this.clearQueued();
     this.turn = null;
     const turn = this.ensureTurn(turnId);
     turn.el.classList.add("running");
@@ -297,6 +314,7 @@ export class ChatView {
   }
 
   error(frame) {
+    this.clearQueued();
     const explain = ERROR_TEXT[frame.code];
     const text = (explain && explain(this.subject)) || frame.message || "Something went wrong.";
     const el = h(

@@ -69,10 +69,10 @@ class Kit:
         ``RedisBus`` on its own connection with Redis."""
         return await self.bus(**options) if self.is_redis else bus
 
-    async def lock(self) -> Lock:
+    async def lock(self, **options: Any) -> Lock:
         lock: Lock = InProcessLock()
         if self.is_redis:
-            lock = RedisLock(await self.client(), key_prefix=self.prefix)
+            lock = RedisLock(await self.client(), key_prefix=self.prefix, **options)
         self.locks.append(lock)
         return lock
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -128,7 +129,104 @@ def test_bad_frames_get_error_frames_and_the_connection_survives(
         assert until(ws, "turn.completed")[-1]["type"] == "turn.completed"
 
 
-def test_a_second_turn_while_one_runs_is_busy(client: TestClient, model: ScriptedModel) -> None:
+def test_a_turn_on_a_busy_workflow_waits_in_line_and_runs_when_its_turn_comes(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    release = threading.Event()
+
+    async def slow(request: ModelRequest) -> ModelResponse:
+        await asyncio.to_thread(release.wait, 10)
+        return S.text("Done.")
+
+    model.push(slow, S.text("Second."))
+    workflow_id, session_id = setup(client)
+    other = create_session(client, workflow_id)
+    with connect(client, session_id) as ws, connect(client, other["id"]) as ws2:
+        ws.send_json(turn("first"))
+        until(ws, "route")
+        ws.send_json(turn("again, same socket"))
+        assert ws.receive_json()["code"] == "busy"  # one turn per socket at a time
+        ws2.send_json(turn("another session, same workflow"))
+        queued = ws2.receive_json()
+        assert (queued["type"], queued["position"]) == ("queued", 1), queued
+        release.set()
+        assert until(ws, "turn.completed")
+        second = until(ws2, "turn.completed")
+    assert second[0]["type"] == "turn.started"
+    assert [f["text"] for f in second if f["type"] == "message"] == ["Second."]
+
+
+def test_a_queued_turn_cancelled_leaves_the_line_and_never_runs(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    release = threading.Event()
+
+    async def slow(request: ModelRequest) -> ModelResponse:
+        await asyncio.to_thread(release.wait, 10)
+        return S.text("Done.")
+
+    model.push(slow, S.text("Third."))
+    workflow_id, session_id = setup(client)
+    second, third = create_session(client, workflow_id), create_session(client, workflow_id)
+    with (
+        connect(client, session_id) as ws,
+        connect(client, second["id"]) as ws2,
+        connect(client, third["id"]) as ws3,
+    ):
+        ws.send_json(turn("first"))
+        until(ws, "route")
+        ws2.send_json(turn("second"))
+        assert ws2.receive_json()["position"] == 1
+        ws3.send_json(turn("third"))
+        assert ws3.receive_json()["position"] == 2
+        ws2.send_json({"type": "cancel"})
+        cancelled = ws2.receive_json()
+        assert (cancelled["type"], cancelled["code"]) == ("error", "cancelled"), cancelled
+        assert "turn_id" not in cancelled
+        moved = ws3.receive_json()  # the third moves up once the second has left
+        assert (moved["type"], moved["position"]) == ("queued", 1), moved
+        release.set()
+        assert until(ws, "turn.completed")
+        third_frames = until(ws3, "turn.completed")
+    assert [f["text"] for f in third_frames if f["type"] == "message"] == ["Third."]
+    assert model.remaining == 0  # the cancelled turn never reached the model
+
+
+def test_beyond_the_line_a_turn_is_busy(
+    app_client: Callable[..., TestClient], model: ScriptedModel
+) -> None:
+    client = app_client(turn_queue_size=1)
+    release = threading.Event()
+
+    async def slow(request: ModelRequest) -> ModelResponse:
+        await asyncio.to_thread(release.wait, 10)
+        return S.text("Done.")
+
+    model.push(slow, S.text("Second."))
+    workflow_id, session_id = setup(client)
+    second, third = create_session(client, workflow_id), create_session(client, workflow_id)
+    with (
+        connect(client, session_id) as ws,
+        connect(client, second["id"]) as ws2,
+        connect(client, third["id"]) as ws3,
+    ):
+        ws.send_json(turn("first"))
+        until(ws, "route")
+        ws2.send_json(turn("second"))
+        assert ws2.receive_json()["type"] == "queued"
+        ws3.send_json(turn("third"))
+        busy = ws3.receive_json()
+        assert (busy["type"], busy["code"]) == ("error", "busy"), busy
+        assert "1 more are waiting" in busy["message"]
+        release.set()
+        assert until(ws, "turn.completed")
+        assert until(ws2, "turn.completed")
+
+
+def test_without_a_line_a_turn_on_a_busy_workflow_is_busy(
+    app_client: Callable[..., TestClient], model: ScriptedModel
+) -> None:
+    client = app_client(turn_queue_size=0)
     release = threading.Event()
 
     async def slow(request: ModelRequest) -> ModelResponse:
@@ -141,8 +239,6 @@ def test_a_second_turn_while_one_runs_is_busy(client: TestClient, model: Scripte
     with connect(client, session_id) as ws, connect(client, other["id"]) as ws2:
         ws.send_json(turn("first"))
         until(ws, "route")
-        ws.send_json(turn("again, same socket"))
-        assert ws.receive_json()["code"] == "busy"
         ws2.send_json(turn("another session, same workflow"))
         assert until(ws2, "error")[-1]["code"] == "busy"
         release.set()
