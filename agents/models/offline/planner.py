@@ -63,7 +63,7 @@ def plan(context: RequestContext) -> Outcome:
 
 def _compile(text: str, scratch: Scratch, current: str | None) -> Outcome | None:
     stripped = strip_polite(text)
-    turn = Turn(scratch, current, _compile)
+    turn = Turn(scratch, current, _compile, said=text)
     for rule in _MESSAGE_RULES:
         outcome = rule.apply(turn, stripped)
         if outcome is not None:

@@ -78,7 +78,7 @@ def _build(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None
 
 
 def _correction(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None:
-    return corrections.correct(text, turn.view, turn.resolver)
+    return corrections.correct(turn.said or text, turn.view, turn.resolver)
 
 
 _NUMBERED = (
@@ -151,20 +151,42 @@ RULES = [
         "steps",
         "message",
         _correction,
-        (corrections.PATTERN,),
+        (),
         (
             Example(
                 "that's right, except when the coverage comes back active with a copay "
                 "exception, flag it for manual review",
-                "a follow-up correction: `add_jobs` + `add_edges` from the step the condition is "
-                "about (here Check coverage), on `state.data.status === 'active' && "
-                "Boolean(state.data.copayException)`",
+                "a follow-up correction: `add_jobs` + one `add_edges` from the step the "
+                "condition is about (here Check coverage), on `!state.errors?.[upstreamStepId] "
+                "&& (state.data.status === 'active' && Boolean(state.data.copayException))`; "
+                "nothing else changes and the reply names the edge",
                 ("add_jobs", "add_edges"),
                 also=(
                     "That's right, except when the coverage check returns `active` but there's a "
                     "`copay-exception` extension, you need to flag it for manual review.",
+                    "also email the supervisor after check coverage when the amount is over 500",
                 ),
-                says=("Flag for manual review", "Check coverage"),
+                says=("Flag for manual review", "Check coverage", "unchanged"),
+            ),
+            Example(
+                "any ortho referral with a plan code starting with PPO- also needs prior auth, "
+                "not just the BlueCross plans",
+                "a rule change: one guarded `add_edges` from the nearest decision before that "
+                'step ("ortho referral": the referral type is ortho, said in the reply); a '
+                "sentence it cannot place beside the rule changes nothing and says why",
+                ("add_edges",),
+                doc="branching",
+                also=("Now any ortho referral with a copay exception also needs prior auth.",),
+                says=("Submit prior-auth request", "referral type", "unchanged"),
+            ),
+            Example(
+                "any referral with a plan code starting with HMO- also needs the prior-auth "
+                "request",
+                "when that decision already goes to the step: `update_edges` widening its "
+                "condition: the old check or the new one, behind the same success guard",
+                ("update_edges",),
+                doc="branching",
+                says=("One rule changed", "unchanged"),
             ),
         ),
     ),
