@@ -15,7 +15,8 @@ HELP = """\
 Say what you want in plain English, e.g. "add a step called Dedupe with common after Fetch".
 Commands:
   /plan TEXT   send TEXT as a plan-mode turn (propose workflows for review); /plan alone
-               reads a pasted spec until a line with just "."; /plan @FILE sends a file
+               reads a pasted spec until a line with just "." (or, right after a reply
+               that offered plan mode, sends that message again); /plan @FILE sends a file
   /project     the project's workflows and where its plan stands
   /run [@INPUT.json [@RESPONSES.json]]
                test-run the workflow in OpenFn's runtime on a sample input (a JSON
@@ -54,7 +55,9 @@ class SlashCommands(SessionState):
             if name == "/help":
                 self.out.lines(HELP.splitlines())
             elif name == "/plan":
-                if (spec := await plan.read_spec(self.out, self.lines, rest.strip())) is not None:
+                offered = None if rest.strip() else self.offered_plan
+                spec = offered or await plan.read_spec(self.out, self.lines, rest.strip())
+                if spec is not None:
                     await self.turn(spec, mode="plan")
             elif name == "/project":
                 await plan.show_project(self.rest, self.out, self.project_id)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agents.models.offline import build, corrections
+from agents.models.offline import build, corrections, processes
 from agents.models.offline.plan import Outcome, Plan, Reply, call
 from agents.models.offline.rules.base import Example, Rule, Turn, attempt, patterns
 
@@ -75,6 +75,10 @@ def _build(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None
     ):
         return build.parse_build(text, turn.view)
     return None
+
+
+def _several_processes(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None:
+    return processes.offer(turn.said or text)
 
 
 def _correction(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None:
@@ -145,6 +149,25 @@ RULES = [
             ),
         ),
         tried=False,
+    ),
+    Rule(
+        "several processes",
+        "other",
+        "message",
+        _several_processes,
+        (),
+        (
+            Example(
+                "## Intake\n- Fetch the referral from the portal over http\n- Save the "
+                "referral\n## Status report\nEvery weekday at 7.\n- Fetch the open referrals "
+                "over http\n- Post the summary to the team channel over http",
+                "a section per process, in an editing session: `offer_plan_mode` with their "
+                "names; nothing changes and the reply offers plan mode (`offer: plan`)",
+                ("offer_plan_mode",),
+                doc="empty",
+                says=("2 separate processes", "nothing was changed"),
+            ),
+        ),
     ),
     Rule(
         "correction",
