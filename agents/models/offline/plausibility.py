@@ -7,8 +7,8 @@ text (:class:`~agents.models.offline.layout.Sop`) must pass these checks:
   a hand-over to a later step); nothing was left over;
 * every arm of a decision has a step;
 * no step name is a clause fragment: it does not start with a condition or
-  connective word (if, otherwise, when, because, whether, ...), and it repeats no
-  word twice in a row ("is is");
+  connective word (if, otherwise, when, because, whether, ...), it repeats no word
+  twice in a row ("is is") and holds no possessive pronoun ("its", "their");
 * every adaptor the text names explicitly ("with twilio", "over http",
   "(fhir)") is the one a step uses.
 
@@ -47,6 +47,11 @@ def name_problem(name: str) -> str | None:
     for a, b in itertools.pairwise(tokens):
         if a == b:
             return f'it repeats "{a}"'
+    # A possessive pronoun left in a name stands for a thing the reading did not place
+    # ("documents its referral": the rest of that clause went missing).
+    pronoun = next((t for t in tokens[1:] if t in ("its", "their", "his", "her")), None)
+    if pronoun:
+        return f'it contains "{pronoun}"'
     return None
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from agents.models.offline import build, corrections, processes
+from agents.models.offline import build, corrections, knowledge, processes
 from agents.models.offline.plan import Outcome, Plan, Reply, call
 from agents.models.offline.rules.base import Example, Rule, Turn, attempt, patterns
 
@@ -75,6 +75,10 @@ def _build(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None
     ):
         return build.parse_build(text, turn.view)
     return None
+
+
+def _knowledge(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None:
+    return knowledge.refuse(turn.said or text)
 
 
 def _several_processes(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None:
@@ -267,6 +271,29 @@ RULES = [
                 'webhook trigger; "it"/"them" become the thing named earlier ("Parse lab result")',
                 doc="empty",
                 tools=("create_workflow",),
+            ),
+        ),
+    ),
+    Rule(
+        "knowledge",
+        "build",
+        "message",
+        _knowledge,
+        (),
+        (
+            Example(
+                "Maria knows which documents each referral type needs. Orthopedic referrals "
+                "need recent imaging. Cardiology needs an EKG report and recent labs. The tool "
+                "checks `DocumentReference` resources against those requirements.",
+                "rules, not steps (seed 000's Maria and James): changes nothing and says back "
+                "the rules as a table, what the tool should do, the FHIR resources it names "
+                "and what it needs to build it",
+                doc="empty",
+                says=(
+                    "changed nothing",
+                    "Cardiology: EKG report, recent labs",
+                    "DocumentReference",
+                ),
             ),
         ),
     ),
