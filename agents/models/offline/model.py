@@ -194,6 +194,7 @@ def _turn_start(messages: list[dict[str, Any]]) -> int:
 
 _CHANGE_NOTE = re.compile(
     r"(?:One new branch|One rule changed): [^\n]*?every other step and edge is unchanged\."
+    r"(?: Note: [^\n]*?reaches it\.)?"
 )
 
 

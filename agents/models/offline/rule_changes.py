@@ -97,7 +97,7 @@ def change(text: str, view: View, resolver: Resolver) -> Outcome | None:
             [call("add_edges", edges=[edge])],
             f'One new branch: "{name}" → "{step}" {condition.words()} (only when "{name}" '
             f"succeeded), edge {source}->{target}{read_as}; every other step and edge is "
-            "unchanged.",
+            "unchanged." + _twice(source, target, view),
         )
     return _widen(existing, condition.expression, condition.label, view, read_as)
 
@@ -126,6 +126,31 @@ def _widen(edge: EdgeView, check: str, label: str | None, view: View, read_as: s
         f'runs when {label or check} (still only when "{name}" succeeded){read_as}; every '
         "other step and edge is unchanged.",
     )
+
+
+def _twice(source: str, target: str, view: View) -> str:
+    """A note when a case that takes the new branch and another arm of ``source`` reaches a
+    later step along both (OpenFn runs a step once per edge that reaches it)."""
+    after = _downstream([e.target for e in view.out_edges(target)], view)
+    others = [e.target for e in view.out_edges(source) if e.target != target]
+    shared = [k for k in view.order() if k in after and k in _downstream(others, view)]
+    if not shared:
+        return ""
+    return (
+        f' Note: a case that also takes another branch of "{view.name_of(source)}" runs '
+        f'"{view.name_of(shared[0])}" once per branch that reaches it.'
+    )
+
+
+def _downstream(starts: list[str], view: View) -> set[str]:
+    seen: set[str] = set()
+    queue = list(starts)
+    while queue:
+        key = queue.pop()
+        if key not in seen:
+            seen.add(key)
+            queue += [e.target for e in view.out_edges(key)]
+    return seen
 
 
 def _who(words: str, view: View) -> tuple[list[str], str]:
