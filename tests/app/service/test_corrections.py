@@ -156,3 +156,48 @@ def test_a_rule_that_widens_an_existing_branch_changes_only_that_edge(client: Te
         " || (state.data.planCode?.startsWith('PPO-')))"
     )
     assert "One rule changed: edge check-insurance->go-to-bluecross-portal" in message
+
+
+MARIA = (
+    "**Document verification.** Maria knows which clinical documents are required for each "
+    "referral type. Orthopedic referrals need recent imaging. Cardiology needs an EKG report "
+    "and recent labs. Behavioral health needs a clinical summary but not labs. Maria walks "
+    "through the logic. The system captures it. The compiled tool checks `DocumentReference` "
+    "resources against referral-type requirements and identifies what's missing."
+)
+JAMES = (
+    "**Provider validation.** James knows the receiving provider network. He knows which "
+    "practices have stopped accepting certain insurance plans, which have capacity "
+    "constraints, and which require specific referral formats. The compiled tool queries "
+    "`Practitioner` and `Organization` resources and validates the referral against James's "
+    "routing knowledge."
+)
+
+
+def test_maria_and_james_as_given_change_nothing_and_say_what_was_understood(
+    client: TestClient,
+) -> None:
+    workflow_id, session_id, _ = _linda(client)
+    before = _yaml(client, workflow_id)
+    with connect(client, session_id) as ws:
+        maria, frames = _say(ws, MARIA)
+        assert not any(f["type"] == "workflow" for f in frames)
+        james, frames = _say(ws, JAMES)
+        assert not any(f["type"] == "workflow" for f in frames)
+    assert _yaml(client, workflow_id) == before
+    for said in (
+        "changed nothing",
+        "Orthopedic referrals: recent imaging",
+        "Cardiology: EKG report, recent labs",
+        "Behavioral health: clinical summary (not labs)",
+        "FHIR resources it names: DocumentReference",
+        'Not read as part of the process: "Maria walks through the logic"',
+    ):
+        assert said in maria, said
+    for said in (
+        "changed nothing",
+        "stopped accepting certain insurance plans",
+        "I could not read the rules themselves",
+        "Practitioner, Organization",
+    ):
+        assert said in james, said
