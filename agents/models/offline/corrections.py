@@ -66,6 +66,7 @@ _DUTY = re.compile(
     r"|(?:you|we|i)\s+)",
     re.I,
 )
+_RUN = re.compile(r"^(?:run|go\s+(?:on\s+)?to|send\s+(?:it|them)\s+to)\s+(?P<step>.+)$", re.I)
 _AFTER = re.compile(r"^(?P<action>.+?)\s+(?:right\s+)?after\s+(?P<after>.+)$", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"])")
 
@@ -126,6 +127,10 @@ def _one(text: str, view: View, resolver: Resolver) -> Outcome | None:
     also = ALSO.match(text)
     if also is not None:
         condition = also.group("cond") or also.group("cond2")
+        # "also add a step … if check coverage fails" is not a stated condition: the step
+        # rules read it.
+        if _condition(condition.strip()) is None:
+            return None
         return _branch(condition, also.group("action") or also.group("action2"), view, resolver)
     return None
 
@@ -141,6 +146,10 @@ def _branch(condition_text: str, action_text: str, view: View, resolver: Resolve
         return _refuse(condition_text)
     condition, subject = read
     anchor = _anchor(after.group("after") if after else subject, resolver, view, condition)
+    existing = _RUN.match(action)
+    found = resolver.resolve(existing.group("step")) if existing else None
+    if isinstance(found, Found):
+        return _to_existing(anchor, found.key, condition, condition_text, view)
     name, adaptor = new_step(action)
     if not name or name.split()[0].lower() in ("if", "when", "otherwise", "then"):
         return _refuse(action)
@@ -167,6 +176,26 @@ def _branch(condition_text: str, action_text: str, view: View, resolver: Resolve
             call("add_edges", edges=[edge]),
         ],
         f'One new branch: "{source}" → "{name}" {condition.words()} (only when "{source}" '
+        f"succeeded), edge {anchor}->{key}; every other step and edge is unchanged.",
+    )
+
+
+def _to_existing(anchor: str, key: str, condition: Condition, said: str, view: View) -> Outcome:
+    """ "also run <existing step> after <step> when …": one guarded edge, no new step."""
+    if view.edge(anchor, key) is not None:
+        return Reply(
+            f'"{view.name_of(anchor)}" already goes to "{view.name_of(key)}"; to change when, '
+            f'say "run {view.name_of(key)} only when …". I changed nothing.',
+            asks=True,
+        )
+    args = condition.args()
+    edge = edge_args(
+        anchor, key, args["condition_type"], args["condition_expression"], condition.label or said
+    )
+    source, target = view.name_of(anchor), view.name_of(key)
+    return Plan(
+        [call("add_edges", edges=[edge])],
+        f'One new branch: "{source}" → "{target}" {condition.words()} (only when "{source}" '
         f"succeeded), edge {anchor}->{key}; every other step and edge is unchanged.",
     )
 
