@@ -8,14 +8,14 @@ project after the user reviews the plan.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Final, Literal
 
 from pydantic import Field
 
 from tools.base import ReadOutput, ToolArgs, ToolContext, ToolSpec
 from tools.document import WorkflowDocument
 
-OFFER = "plan"
+OFFER: Final[Literal["plan"]] = "plan"
 """The mode the reply offers."""
 
 
