@@ -90,9 +90,9 @@ def correct(text: str, view: View, resolver: Resolver) -> Outcome | None:
     index, sentence = found[0]
     others = [s for i, s in enumerate(sentences) if i != index]
     understood = _one(sentence, view, resolver)
-    if isinstance(understood, Reply):
+    if not isinstance(understood, Plan):
         return understood
-    said = understood.intro if isinstance(understood, Plan) else ""
+    said = understood.intro
     extra = "; ".join(f'"{s.strip()}"' for s in others)
     return Reply(
         f'I understood the change in "{sentence.strip()}": {said} But I did not understand '
@@ -100,6 +100,7 @@ def correct(text: str, view: View, resolver: Resolver) -> Outcome | None:
         'its own, with every condition in it (e.g. "any ortho referral with a plan code '
         'starting with PPO- also needs prior auth"), and I will make that one change.',
         asks=True,
+        meta={"others": others},
     )
 
 

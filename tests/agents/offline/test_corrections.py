@@ -131,6 +131,12 @@ def test_one_guarded_branch_or_rule_and_nothing_else(
             "also run Send email after check coverage when the status is urgent",
             "already",
         ),
+        (  # a request beside the rule is not a story around it: nothing is half done
+            "branching",
+            "Rename the workflow to Intake v2. Now any ortho referral with a plan code "
+            "starting with PPO- also needs prior auth.",
+            "didn't understand",
+        ),
     ],
 )
 def test_what_cannot_be_placed_asks_and_changes_nothing(doc: str, text: str, says: str) -> None:

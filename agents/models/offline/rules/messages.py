@@ -10,7 +10,9 @@ import re
 
 from agents.models.offline import build, corrections, knowledge, processes
 from agents.models.offline.plan import Outcome, Plan, Reply, call
+from agents.models.offline.references import NeedsAnswer
 from agents.models.offline.rules.base import Example, Rule, Turn, attempt, patterns
+from agents.models.offline.view import Scratch
 
 _GREETING = patterns(r"^(?:hi|hello|hey|help|what can you do|\?)?$")
 _UNDO = patterns(r"^(?:undo|revert|roll\s*back|go\s+back)\b.*$")
@@ -86,7 +88,19 @@ def _several_processes(turn: Turn, text: str, match: re.Match[str] | None) -> Ou
 
 
 def _correction(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None:
-    return corrections.correct(turn.said or text, turn.view, turn.resolver)
+    outcome = corrections.correct(turn.said or text, turn.view, turn.resolver)
+    if isinstance(outcome, Reply):
+        # A correction beside sentences that are requests of their own ("rename A to B.
+        # Also …") is not a correction in a story: the commands read the message instead
+        # (each probed on a scratch copy of its own, so nothing is tried twice).
+        for other in outcome.meta.get("others") or ():
+            try:
+                probe = turn.compile(other, Scratch(turn.view.raw), turn.current)
+            except NeedsAnswer:
+                continue
+            if isinstance(probe, Plan):
+                return None
+    return outcome
 
 
 _NUMBERED = (
