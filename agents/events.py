@@ -76,6 +76,9 @@ class MessageEvent(_Event):
 
     type: Literal["message"] = "message"
     text: str
+    offer: Literal["plan"] | None = None
+    """Set when the reply offers to send the same message again in that mode (``plan``: a
+    message describing several processes, in an editing session; nothing was changed)."""
 
 
 class ConfirmEvent(_Event):

@@ -80,6 +80,8 @@ class TurnState(TurnInput, total=False):
     """Every change committed this turn, in order."""
     final_text: str
     """The reply the user gets at the end."""
+    offer: str | None
+    """The mode the reply offers to continue in (a tool whose spec ``offers`` it ran)."""
     base_version: int
     """Review mode: the committed version the draft started from."""
     base_yaml: str

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from app import client
-from app.client import transfer
+from app.client import projects, transfer
 from tools.document.schema import SCHEMA_PATH, render_json_schema
 
 # Commands the eval harness adds; ``evals`` is imported only when one of them runs.
@@ -112,6 +112,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     client.register(commands)
     transfer.register(commands)
+    projects.register(commands)
     _add_eval_commands(commands, argv)
     return parser
 

@@ -140,6 +140,9 @@ class ToolSpec(Generic[ArgsT]):
     """What the call does, as a verb phrase ("add the step"), for summaries and errors."""
     confirm: ConfirmRule | None = None
     """Which calls need a yes first, and the question to ask (None: never asks)."""
+    offers: Literal["plan"] | None = None
+    """A successful call ends the turn's reply with an offer to send the message again in
+    this mode (the ``message`` frame's ``offer``); it changes nothing itself."""
     impact: bool = False
     """Whether a call can change what runs: remove a step or trigger, leave steps no
     trigger reaches, remove or disable an edge, or change a trigger's type. A round with

@@ -27,6 +27,7 @@ from tools.edits import (
     create_workflow,
     edit_job_code,
     inspect_job_code,
+    offer_plan_mode,
     preview_change,
     remove_edges,
     remove_jobs,
@@ -55,6 +56,7 @@ TOOLS: dict[str, ToolSpec[Any]] = {
         inspect_job_code,
         search_documentation,
         preview_change,
+        offer_plan_mode,
         call_job_code_agent,
         test_run,
     )
@@ -103,7 +105,12 @@ def tool_definitions(*, read_only: bool = False) -> list[dict[str, Any]]:
 
 @functools.cache
 def _tool_definitions(read_only: bool) -> list[dict[str, Any]]:
-    return [spec.definition() for spec in TOOLS.values() if not (read_only and spec.mutating)]
+    # A read-only session can neither change the workflow nor plan: no offer to either.
+    return [
+        spec.definition()
+        for spec in TOOLS.values()
+        if not (read_only and (spec.mutating or spec.offers))
+    ]
 
 
 def document_problems(doc: WorkflowDocument, ctx: ToolContext | None = None) -> list[Problem]:

@@ -13,7 +13,8 @@ from agents.state import TurnState
 
 def finish_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
     text = state.get("final_text") or ""
-    runtime.stream_writer(MessageEvent(text=text))
+    offer = state.get("offer")
+    runtime.stream_writer(MessageEvent(text=text, offer="plan" if offer == "plan" else None))
     history = [
         *(state.get("history") or []),
         {"role": "user", "content": state["user_text"]},

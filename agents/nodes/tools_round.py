@@ -68,6 +68,7 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
     calls = state.get("tool_calls", 0)
     changes = list(state.get("changes") or [])
     results: dict[str, dict[str, Any]] = {}
+    offer = state.get("offer")
     code_requests: list[tuple[str, str, dict[str, Any]]] = []
     run_requests: list[tuple[str, str, dict[str, Any]]] = []
     for use in state.get("pending") or []:
@@ -111,6 +112,8 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
                 emit(event)
         emit(StatusEvent(phase="settled", tool=name, text=result.headline, tool_use_id=use_id))
         results[use_id] = tool_result_block(use_id, result, doc.structure)
+        if result.ok and spec is not None and spec.offers:
+            offer = spec.offers
     for use_id, name, args in run_requests:
         results[use_id] = await _test_run(rt, state, doc, yaml, version, use_id, name, args, emit)
     tasks: list[CodeTask] = []
@@ -145,6 +148,7 @@ async def tools_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> Command
         "round_results": results,
         "approvals": {},
         "code_results": None,
+        "offer": offer,
     }
     if review:
         update |= {

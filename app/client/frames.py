@@ -179,6 +179,9 @@ class Frames(SessionState):
             else:
                 self.out.end_line()
             self.streamed = False
+            if frame.get("offer") == "plan" and self.sent:
+                self.offered_plan = self.sent
+                self.out.line(self.out.paint("  /plan sends that message again as a plan.", "dim"))
         elif kind == "turn.completed":
             self.out.end_line()
             self.proposal = None  # a turn that ends has no proposal open

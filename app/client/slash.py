@@ -16,7 +16,8 @@ HELP = """\
 Say what you want in plain English, e.g. "add a step called Dedupe with common after Fetch".
 Commands:
   /plan TEXT   send TEXT as a plan-mode turn (propose workflows for review); /plan alone
-               reads a pasted spec until a line with just "."; /plan @FILE sends a file
+               reads a pasted spec until a line with just "." (or, right after a reply
+               that offered plan mode, sends that message again); /plan @FILE sends a file
   /paste       send the lines pasted or typed up to one with just "." as one message
                (on a terminal a pasted block is one message anyway; press Enter)
   /project     the project's workflows and where its plan stands
@@ -57,7 +58,9 @@ class SlashCommands(SessionState):
             if name == "/help":
                 self.out.lines(HELP.splitlines())
             elif name == "/plan":
-                if (spec := await plan.read_spec(self.out, self.lines, rest.strip())) is not None:
+                offered = None if rest.strip() else self.offered_plan
+                spec = offered or await plan.read_spec(self.out, self.lines, rest.strip())
+                if spec is not None:
                     await self.turn(spec, mode="plan")
             elif name == "/paste":
                 self.out.line('Paste the message, then a line with just "." to send it.')

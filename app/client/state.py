@@ -70,6 +70,11 @@ class SessionState:
     """A ``/run`` is waiting for its ``run.completed``."""
     last_run: dict[str, Any] | None = None
     """The last test run seen in this session (a ``/run`` or the planner's)."""
+    sent: str = ""
+    """The words of the last turn sent."""
+    offered_plan: str | None = None
+    """A message the server offered to plan (its reply's ``offer: plan``): ``/plan`` with
+    nothing after it sends it again as a plan."""
     said: str = ""
     """The turn's reply as shown so far (a proposal's question repeats it: a review-mode
     turn streams its reply and then ends with the proposal, no ``message`` between)."""

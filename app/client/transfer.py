@@ -46,7 +46,7 @@ def register(subparsers: Any) -> None:
 
 def run_export(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
-        response = _request(
+        response = request(
             args,
             "GET",
             f"/v1/workflows/{quote(args.workflow, safe='')}/export",
@@ -71,7 +71,7 @@ def run_import(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: 
         return 2
     fmt = args.format or guess_format(text, "" if args.file == "-" else args.file)
     try:
-        response = _request(
+        response = request(
             args, "POST", "/v1/workflows/import", json={"format": fmt, "content": text}
         )
     except ChatError as exc:
@@ -84,7 +84,7 @@ def run_import(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: 
     return 0
 
 
-def _request(args: argparse.Namespace, method: str, path: str, **kwargs: Any) -> httpx.Response:
+def request(args: argparse.Namespace, method: str, path: str, **kwargs: Any) -> httpx.Response:
     """One call; ``args.http`` (an ``httpx.Client``, tests pass the app's) replaces the
     connection to ``args.url``."""
     headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}

@@ -30,6 +30,7 @@ class Turns(SessionState):
             frame["errors"] = errors
         if self.review and not self.on_project:
             frame["review"] = True
+        self.sent, self.offered_plan = text, None
         self.begin_turn()
         try:
             await self.ws.send(json.dumps(frame))

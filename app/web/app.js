@@ -34,6 +34,7 @@ const state = {
   runPending: false, // a run frame was sent and its run.completed has not come
   draftRun: null, // {turnId, run}: a review-mode turn's test_run of its draft
   messageCount: 0,
+  lastTurnContent: null, // the last turn's words, for a reply's "Plan it" offer
   chatSocket: null,
   watchSocket: null,
   socketStates: { chat: "idle", watch: "idle" },
@@ -262,6 +263,7 @@ function sendTurnFrame(frame) {
     frame.review = el.reviewMode.checked;
   }
   if (!state.chatSocket || !state.chatSocket.send(frame)) return false;
+  state.lastTurnContent = frame.content;
   chat.addUser(frame.content);
   state.messageCount += 1;
   state.awaitingStart = true;
@@ -434,6 +436,14 @@ function onChatFrame(frame) {
     case "message":
       chat.message(frame);
       state.messageCount += 1;
+      if (frame.offer === "plan" && !state.session.read_only && state.lastTurnContent) {
+        const content = state.lastTurnContent;
+        chat.offerPlan(frame, () => {
+          const sent = sendTurnFrame({ type: "turn", content, context: pane.pageContext(), mode: "plan" });
+          if (!sent) banner("Not connected, so the plan was not asked for; try again.", "warn");
+          return sent;
+        });
+      }
       break;
     case "turn.completed":
       // A review-mode turn that changed nothing ends without a proposal: the draft its

@@ -21,7 +21,13 @@ from tools.document import WorkflowDocument
 from tools.jobcode.stitch import stitch_job_code
 from tools.registry import MUTATING_TOOLS, TOOLS, tool_definitions
 
-READ_TOOLS = {"inspect_job_code", "search_documentation", "preview_change", "test_run"}
+READ_TOOLS = {
+    "inspect_job_code",
+    "search_documentation",
+    "preview_change",
+    "test_run",
+    "offer_plan_mode",
+}
 """Tools a read-only session keeps: they look, or test-run, and change nothing."""
 
 
@@ -234,7 +240,8 @@ def _walk(node: Any) -> Iterator[dict[str, Any]]:
 
 
 def test_read_only_definitions_have_only_read_tools() -> None:
-    assert {d["name"] for d in tool_definitions(read_only=True)} == READ_TOOLS
+    # Plan mode is not for read-only sessions either: no offer of it.
+    assert {d["name"] for d in tool_definitions(read_only=True)} == READ_TOOLS - {"offer_plan_mode"}
     assert [d["name"] for d in tool_definitions()] == list(TOOLS)
 
 
@@ -275,3 +282,30 @@ def test_a_nul_or_an_unpaired_surrogate_in_written_text_changes_nothing(bad: str
     assert bad not in edged.text + stitched.text
     assert doc.to_yaml() == before
     assert WorkflowDocument.from_yaml(before).to_yaml() == before
+
+
+# =========================================================================== offer_plan_mode
+
+
+def test_offer_plan_mode_names_the_processes_and_changes_nothing(
+    ctx: ToolContext, doc: WorkflowDocument
+) -> None:
+    before = doc.to_yaml()
+    args = {"processes": ["Intake", "Coverage  check", "Status report"]}
+    result = call(doc, "offer_plan_mode", args, ctx, read_only=True)
+    assert result.ok, result.text
+    assert result.data == {
+        "offer": "plan",
+        "processes": ["Intake", "Coverage check", "Status report"],
+    }
+    assert '3 separate processes: "Intake", "Coverage check" and "Status report"' in result.text
+    assert "nothing was changed" in result.text
+    assert doc.to_yaml() == before
+    assert TOOLS["offer_plan_mode"].offers == "plan"
+
+
+@pytest.mark.parametrize("processes", [[], ["Intake"], ["Intake", ""]])
+def test_offer_plan_mode_needs_two_named_processes(
+    ctx: ToolContext, doc: WorkflowDocument, processes: list[str]
+) -> None:
+    fails(doc, "offer_plan_mode", {"processes": processes}, ctx, "invalid_arguments")

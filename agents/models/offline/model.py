@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from agents.models.base import ModelRequest, ModelResponse, TextSink, Usage
@@ -191,6 +192,12 @@ def _turn_start(messages: list[dict[str, Any]]) -> int:
     return start
 
 
+_CHANGE_NOTE = re.compile(
+    r"(?:One new branch|One rule changed): [^\n]*?every other step and edge is unchanged\."
+    r"(?: Note: [^\n]*?reaches it\.)?"
+)
+
+
 def _with_name_notes(text: str, messages: list[dict[str, Any]], rounds: list[ToolRound]) -> str:
     """``text`` and what a name the user typed became to fit OpenFn's name rule, as said
     before the calls (:func:`.grammar.name_note`), for a name a call that succeeded gave."""
@@ -209,6 +216,9 @@ def _with_name_notes(text: str, messages: list[dict[str, Any]], rounds: list[Too
         for note, name in name_notes(said)
         if note not in text and any(json.dumps(name) in g for g in given)
     ]
+    # A correction says which edge or rule it changes; repeated once every call succeeded.
+    if all(not error for calls in rounds for *_, error in calls):
+        notes += [n for n in dict.fromkeys(_CHANGE_NOTE.findall(said)) if n not in text]
     return ("\n" if "\n" in text else " ").join([text, *notes]) if notes else text
 
 

@@ -23,7 +23,7 @@ from agents.models.offline.rules import RULES, Turn, attempt, capabilities
 from agents.models.offline.rules.base import at_stage
 from agents.models.offline.runs import FIX
 from agents.models.offline.view import Scratch, View
-from tools.registry import MUTATING_TOOLS
+from tools.registry import MUTATING_TOOLS, spec_for
 
 CAPABILITIES = capabilities()
 
@@ -51,7 +51,10 @@ def plan(context: RequestContext) -> Outcome:
             outcome = _compile(text, scratch, current) or _not_a_request(text)
         except NeedsAnswer as needs:
             outcome = needs.reply
-    mutating = isinstance(outcome, Plan) and any(c.name in MUTATING_TOOLS for c in outcome.calls)
+    # Plan mode is an offer to change things too: not in a read-only session.
+    mutating = isinstance(outcome, Plan) and any(
+        c.name in MUTATING_TOOLS or getattr(spec_for(c.name), "offers", None) for c in outcome.calls
+    )
     if mutating and context.read_only:
         return Reply(
             "This session is read-only, so I can't change the workflow. I can answer "
@@ -63,7 +66,7 @@ def plan(context: RequestContext) -> Outcome:
 
 def _compile(text: str, scratch: Scratch, current: str | None) -> Outcome | None:
     stripped = strip_polite(text)
-    turn = Turn(scratch, current, _compile)
+    turn = Turn(scratch, current, _compile, said=text)
     for rule in _MESSAGE_RULES:
         outcome = rule.apply(turn, stripped)
         if outcome is not None:

@@ -7,8 +7,9 @@ text (:class:`~agents.models.offline.layout.Sop`) must pass these checks:
   a hand-over to a later step); nothing was left over;
 * every arm of a decision has a step;
 * no step name is a clause fragment: it does not start with a condition or
-  connective word (if, otherwise, when, because, whether, ...), and it repeats no
-  word twice in a row ("is is");
+  connective word (if, otherwise, when, because, whether, ...), it repeats no word
+  twice in a row ("is is"), holds no possessive pronoun ("its", "their") and does
+  not state a rule ("Cardiology needs an EKG report");
 * every adaptor the text names explicitly ("with twilio", "over http",
   "(fhir)") is the one a step uses.
 
@@ -34,6 +35,9 @@ _FRAGMENT_START = frozenset(
 )
 
 
+_RULE_VERBS = frozenset(words("need needs require requires"))
+
+
 def name_problem(name: str) -> str | None:
     """Why ``name`` reads as a piece of a sentence rather than a step name, or None."""
     tokens = name.lower().split()
@@ -47,6 +51,16 @@ def name_problem(name: str) -> str | None:
     for a, b in itertools.pairwise(tokens):
         if a == b:
             return f'it repeats "{a}"'
+    # "Orthopedic referrals need imaging" states a rule (what a kind of thing needs), not a
+    # step: a table of such rules is not a sequence of steps.
+    rule = next((i for i, t in enumerate(tokens[:3]) if t in _RULE_VERBS), None)
+    if rule in (1, 2):
+        return f'it states a rule ("{" ".join(name.split()[: rule + 1])} …"), not a step'
+    # A possessive pronoun left in a name stands for a thing the reading did not place
+    # ("documents its referral": the rest of that clause went missing).
+    pronoun = next((t for t in tokens[1:] if t in ("its", "their", "his", "her")), None)
+    if pronoun:
+        return f'it contains "{pronoun}"'
     return None
 
 

@@ -82,8 +82,11 @@ HAND_OVER = re.compile(
 PERIOD_WORD = re.compile(r"^(?:weekly|daily|monthly|nightly|once\s+a\s+week)\b[\s,:]*", re.I)
 TRAILING_FIRST = re.compile(r"\s+(?:first|right\s+away|straight\s+away|immediately)$", re.I)
 PRONOUN = re.compile(
-    r"^(?P<verb>[A-Za-z-]+)\s+(?:it|them|this|these|those|her|him|that(?!\s+(?:the|a|an|all|each"
-    r"|every|there|it|we|they|\w+\s+(?:is|are|was|were|has|have))\b))(?:\s+(?P<particle>up|out"
+    # "its"/"their" too (the thing's own: "fetch its documents" -> "fetch referral documents");
+    # the word must end there: "fetch its" is not "fetch it" + "s".
+    r"^(?P<verb>[A-Za-z-]+)\s+(?:its|their|it|them|this|these|those|her|him|that(?!\s+(?:the|a|an"
+    r"|all|each|every|there|it|we|they|\w+\s+(?:is|are|was|were|has|have))\b))\b"
+    r"(?:\s+(?P<particle>up|out"
     r"|down|off|back|over)\b)?",
     re.I,
 )

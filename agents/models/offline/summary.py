@@ -25,6 +25,7 @@ from tools.edits import (
     call_job_code_agent,
     create_workflow,
     inspect_job_code,
+    offer_plan_mode,
     preview_change,
     remove_edges,
     remove_jobs,
@@ -197,6 +198,7 @@ _SENTENCES: dict[ToolSpec[Any], Sentences] = {
     search_documentation.TOOL: _search_documentation,
     test_run.TOOL: _test_run,
     preview_change.TOOL: _preview_change,
+    offer_plan_mode.TOOL: lambda args, result, view: [result],
 }
 
 

@@ -259,6 +259,17 @@ export class ChatView {
     this.scrollToEnd();
   }
 
+  // A reply that offers plan mode (message.offer === "plan"): one button that sends the
+  // same message again as a plan; it is spent once pressed.
+  offerPlan(frame, take) {
+    const bubble = this.assistantBubble(frame.turn_id);
+    const button = h("button", { type: "button", class: "approve plan-offer" }, "Plan it");
+    button.addEventListener("click", () => {
+      if (take()) button.disabled = true;
+    });
+    bubble.append(h("div", { class: "confirm-actions" }, button));
+  }
+
   confirm(frame, { readOnly }) {
     const turn = this.ensureTurn(frame.turn_id);
     this.clearThinking();

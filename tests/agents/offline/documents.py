@@ -185,3 +185,72 @@ def js(expression: str, label: str | None = None) -> dict[str, Any]:
     if label:
         value["condition_label"] = label
     return value
+
+
+# A decision with two arms that meet again (the shape of Linda's coverage check, seed 000).
+BRANCHING_YAML = """\
+name: Coverage check
+jobs:
+  check-insurance:
+    id: 30000000-0000-4000-8000-000000000001
+    name: Check insurance
+    adaptor: '@openfn/language-common@latest'
+    body: // Add operations here
+  submit-prior-auth-request:
+    id: 30000000-0000-4000-8000-000000000002
+    name: Submit prior-auth request
+    adaptor: '@openfn/language-http@latest'
+    body: // Add operations here
+  verify-coverage-is-active:
+    id: 30000000-0000-4000-8000-000000000003
+    name: Verify coverage is active
+    adaptor: '@openfn/language-common@latest'
+    body: // Add operations here
+  attach-clinical-docs:
+    id: 30000000-0000-4000-8000-000000000004
+    name: Attach clinical docs
+    adaptor: '@openfn/language-common@latest'
+    body: // Add operations here
+triggers:
+  webhook:
+    type: webhook
+    enabled: false
+edges:
+  webhook->check-insurance:
+    id: 30000000-0000-4000-8000-000000000011
+    source_trigger: webhook
+    target_job: check-insurance
+    condition_type: always
+    enabled: true
+  check-insurance->submit-prior-auth-request:
+    id: 30000000-0000-4000-8000-000000000012
+    source_job: check-insurance
+    target_job: submit-prior-auth-request
+    condition_type: js_expression
+    condition_expression: >-
+      !state.errors?.[upstreamStepId] && (state.data.insurance === 'BlueCross')
+    condition_label: BlueCross
+    enabled: true
+  check-insurance->verify-coverage-is-active:
+    id: 30000000-0000-4000-8000-000000000013
+    source_job: check-insurance
+    target_job: verify-coverage-is-active
+    condition_type: js_expression
+    condition_expression: >-
+      !state.errors?.[upstreamStepId] && (state.data.insurance !== 'BlueCross')
+    condition_label: not BlueCross
+    enabled: true
+  submit-prior-auth-request->attach-clinical-docs:
+    id: 30000000-0000-4000-8000-000000000014
+    source_job: submit-prior-auth-request
+    target_job: attach-clinical-docs
+    condition_type: on_job_success
+    enabled: true
+  verify-coverage-is-active->attach-clinical-docs:
+    id: 30000000-0000-4000-8000-000000000015
+    source_job: verify-coverage-is-active
+    target_job: attach-clinical-docs
+    condition_type: on_job_success
+    enabled: true
+"""
+DOCS["branching"] = lambda: WorkflowDocument.from_yaml(BRANCHING_YAML)

@@ -68,6 +68,9 @@ class Turn:
     scratch: Scratch
     current: str | None
     compile: Compile
+    said: str = ""
+    """The message as written, before polite words were dropped: a leading "also" or
+    "now" marks a correction, though it is only politeness elsewhere."""
     view: View = field(init=False)
     resolver: Resolver = field(init=False)
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 
-from agents.models.offline import build, corrections
+from agents.models.offline import build, corrections, knowledge, processes
 from agents.models.offline.plan import Outcome, Plan, Reply, call
+from agents.models.offline.references import NeedsAnswer
 from agents.models.offline.rules.base import Example, Rule, Turn, attempt, patterns
+from agents.models.offline.view import Scratch
 
 _GREETING = patterns(r"^(?:hi|hello|hey|help|what can you do|\?)?$")
 _UNDO = patterns(r"^(?:undo|revert|roll\s*back|go\s+back)\b.*$")
@@ -77,8 +79,28 @@ def _build(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None
     return None
 
 
+def _knowledge(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None:
+    return knowledge.refuse(turn.said or text)
+
+
+def _several_processes(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None:
+    return processes.offer(turn.said or text)
+
+
 def _correction(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome | None:
-    return corrections.correct(text, turn.view, turn.resolver)
+    outcome = corrections.correct(turn.said or text, turn.view, turn.resolver)
+    if isinstance(outcome, Reply):
+        # A correction beside sentences that are requests of their own ("rename A to B.
+        # Also …") is not a correction in a story: the commands read the message instead
+        # (each probed on a scratch copy of its own, so nothing is tried twice).
+        for other in outcome.meta.get("others") or ():
+            try:
+                probe = turn.compile(other, Scratch(turn.view.raw), turn.current)
+            except NeedsAnswer:
+                continue
+            if isinstance(probe, Plan):
+                return None
+    return outcome
 
 
 _NUMBERED = (
@@ -147,24 +169,65 @@ RULES = [
         tried=False,
     ),
     Rule(
+        "several processes",
+        "other",
+        "message",
+        _several_processes,
+        (),
+        (
+            Example(
+                "## Intake\n- Fetch the referral from the portal over http\n- Save the "
+                "referral\n## Status report\nEvery weekday at 7.\n- Fetch the open referrals "
+                "over http\n- Post the summary to the team channel over http",
+                "a section per process, in an editing session: `offer_plan_mode` with their "
+                "names; nothing changes and the reply offers plan mode (`offer: plan`)",
+                ("offer_plan_mode",),
+                doc="empty",
+                says=("2 separate processes", "nothing was changed"),
+            ),
+        ),
+    ),
+    Rule(
         "correction",
         "steps",
         "message",
         _correction,
-        (corrections.PATTERN,),
+        (),
         (
             Example(
                 "that's right, except when the coverage comes back active with a copay "
                 "exception, flag it for manual review",
-                "a follow-up correction: `add_jobs` + `add_edges` from the step the condition is "
-                "about (here Check coverage), on `state.data.status === 'active' && "
-                "Boolean(state.data.copayException)`",
+                "a follow-up correction: `add_jobs` + one `add_edges` from the step the "
+                "condition is about (here Check coverage), on `!state.errors?.[upstreamStepId] "
+                "&& (state.data.status === 'active' && Boolean(state.data.copayException))`; "
+                "nothing else changes and the reply names the edge",
                 ("add_jobs", "add_edges"),
                 also=(
                     "That's right, except when the coverage check returns `active` but there's a "
                     "`copay-exception` extension, you need to flag it for manual review.",
+                    "also email the supervisor after check coverage when the amount is over 500",
                 ),
-                says=("Flag for manual review", "Check coverage"),
+                says=("Flag for manual review", "Check coverage", "unchanged"),
+            ),
+            Example(
+                "any ortho referral with a plan code starting with PPO- also needs prior auth, "
+                "not just the BlueCross plans",
+                "a rule change: one guarded `add_edges` from the nearest decision before that "
+                'step ("ortho referral": the referral type is ortho, said in the reply); a '
+                "sentence it cannot place beside the rule changes nothing and says why",
+                ("add_edges",),
+                doc="branching",
+                also=("Now any ortho referral with a copay exception also needs prior auth.",),
+                says=("Submit prior-auth request", "referral type", "unchanged"),
+            ),
+            Example(
+                "any referral with a plan code starting with HMO- also needs the prior-auth "
+                "request",
+                "when that decision already goes to the step: `update_edges` widening its "
+                "condition: the old check or the new one, behind the same success guard",
+                ("update_edges",),
+                doc="branching",
+                says=("One rule changed", "unchanged"),
             ),
         ),
     ),
@@ -222,6 +285,29 @@ RULES = [
                 'webhook trigger; "it"/"them" become the thing named earlier ("Parse lab result")',
                 doc="empty",
                 tools=("create_workflow",),
+            ),
+        ),
+    ),
+    Rule(
+        "knowledge",
+        "build",
+        "message",
+        _knowledge,
+        (),
+        (
+            Example(
+                "Maria knows which documents each referral type needs. Orthopedic referrals "
+                "need recent imaging. Cardiology needs an EKG report and recent labs. The tool "
+                "checks `DocumentReference` resources against those requirements.",
+                "rules, not steps (seed 000's Maria and James): changes nothing and says back "
+                "the rules as a table, what the tool should do, the FHIR resources it names "
+                "and what it needs to build it",
+                doc="empty",
+                says=(
+                    "changed nothing",
+                    "Cardiology: EKG report, recent labs",
+                    "DocumentReference",
+                ),
             ),
         ),
     ),
