@@ -212,3 +212,28 @@ async def test_with_mode_plan_every_line_is_a_plan_turn(fake: tuple[FakeServer, 
     turn, reject = server.received
     assert turn["mode"] == "plan" and turn["content"] == "two processes, please"
     assert reject == {"type": "confirm", "request_id": "r1", "approved": False}
+
+
+async def test_a_queued_turn_says_its_place_in_line_and_keeps_waiting() -> None:
+    stdout = io.StringIO()
+    lines = LineReader(io.StringIO(""), asyncio.get_running_loop())
+    try:
+        client = ChatClient(
+            rest=rest(),
+            out=Output(stdout),
+            lines=lines,
+            ws_url="ws://127.0.0.1:9/unused",
+            session_id="s1",
+            workflow_id="w1",
+            read_only=False,
+            name="Referrals",
+            version=1,
+            yaml="",
+        )
+        client.handle({"type": "queued", "position": 2})
+    finally:
+        lines.close()
+    assert stdout.getvalue() == (
+        "  queued: another turn runs on this workflow; you are 2 in line\n"
+    )
+    assert client.turn_events.empty()  # the turn is still coming
