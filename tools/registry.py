@@ -23,6 +23,8 @@ from tools.document.validation import Problem, validate
 from tools.edits import (
     add_edges,
     add_jobs,
+    add_review_gate,
+    add_status_transition,
     call_job_code_agent,
     create_workflow,
     edit_job_code,
@@ -52,6 +54,8 @@ TOOLS: dict[str, ToolSpec[Any]] = {
         update_edges,
         remove_edges,
         set_trigger,
+        add_review_gate,
+        add_status_transition,
         inspect_job_code,
         search_documentation,
         preview_change,
