@@ -43,16 +43,17 @@ WEBHOOK_PREFIX = "/i/"
 class AddReviewGateArgs(ToolArgs):
     """Add a human review gate (review, approval, sign-off, escalation). OpenFn cannot
     pause a run, so a gate has two parts, each added to the workflow where it runs.
-    part 'raise': after step `after` (optionally only `when` a JavaScript check holds: an
-    escalation), a step posts the case (state.data) to the review queue with language-http
-    (credential 'review-queue', baseUrl = the queue) naming the reviewer and the webhook
-    path the decision comes back to; the run ends there, so `after` must have no other
-    on-success step unless `when` is given. part 'resume': in the decision workflow, the
-    trigger becomes the webhook at `resume_path` and a step 'Read <reviewer> decision'
-    checks the payload {decision: 'approved'|'rejected'|'corrected', case: {...},
-    corrected?: {...}}; guarded branches lead to `on_approved`, `on_rejected`, and for
-    'corrected' to a step that merges the corrected fields into the case and then goes to
-    `on_corrected` (or `on_approved`). Steps named there must already exist (add them first)."""
+    part 'raise': after step `after`, a step posts the case (state.data) to the review
+    queue with language-http (credential 'review-queue', baseUrl = the queue) naming the
+    reviewer and the webhook path the decision comes back to. The run ends there, so
+    `after` must have no other on-success step, unless the gate is an escalation: `when`
+    (a JavaScript check) or `on_failure` (when `after` fails). part 'resume': in the
+    decision workflow, the trigger becomes the webhook at `resume_path`, a step 'Read
+    <reviewer> decision' checks the payload {decision: 'approved' | 'rejected' |
+    'corrected', case: {...}, corrected?: {...}}, and guarded branches lead to
+    `on_approved`, `on_rejected`, and for 'corrected' to a step that merges the corrected
+    fields into the case and goes on to `on_corrected` (or `on_approved`). Those steps
+    must already exist (add them first)."""
 
     part: Literal["raise", "resume"] = Field(
         description="'raise' in the workflow where the review happens; 'resume' in the "
@@ -72,6 +73,9 @@ class AddReviewGateArgs(ToolArgs):
         description="raise: JavaScript check over state for an escalation (raise only when "
         "it holds), e.g. \"state.data.status !== 'active'\"; the success guard is added.",
     )
+    on_failure: bool = Field(
+        False, description="raise: escalate when `after` fails (instead of on its success)."
+    )
     on_approved: str | None = Field(None, description="resume: key of the step run on approval.")
     on_rejected: str | None = Field(
         None, description="resume: key of the step run on rejection (e.g. notify the sender)."
@@ -88,6 +92,8 @@ class AddReviewGateArgs(ToolArgs):
             raise ValueError("resume_path must be letters, digits, '-' and '_'")
         if self.part == "raise" and not self.after:
             raise ValueError("part 'raise' needs `after`")
+        if self.on_failure and self.when:
+            raise ValueError("give `when` or `on_failure`, not both")
         if self.part == "resume" and not (self.on_approved and self.on_rejected):
             raise ValueError("part 'resume' needs `on_approved` and `on_rejected`")
         return self
@@ -154,7 +160,7 @@ def decision_check(decision: str) -> str:
 def _raise(draft: Draft, args: AddReviewGateArgs, ctx: ToolContext) -> str:
     after = require_job(draft.structure, args.after or "").key
     waiting = main_successors(draft, after)
-    if waiting and not args.when:
+    if waiting and not (args.when or args.on_failure):
         names = ", ".join(repr(draft.structure.jobs[k].name) for k in waiting)
         raise ToolInputError(
             f"{names} run{'s' if len(waiting) == 1 else ''} after {after!r} without waiting "
@@ -162,16 +168,20 @@ def _raise(draft: Draft, args: AddReviewGateArgs, ctx: ToolContext) -> str:
             "decision workflow (part 'resume'), or give `when` for an escalation branch.",
             code="review_gate_not_last",
         )
+    shown = draft.structure.jobs[after].name
     name = _name(f"Send {args.subject} to {args.reviewer} for review")
     code = raise_code(args.reviewer, args.subject, args.resume_path)
     key = add_coded_step(draft, ctx, name, "http", code, credential=REVIEW_CREDENTIAL)
-    if args.when:
+    if args.on_failure:
+        connect(draft, ctx, after, key, "on_job_failure")
+    elif args.when:
         connect(draft, ctx, after, key, "js_expression", on_success_and(args.when), "escalate")
     else:
         connect(draft, ctx, after, key, "on_job_success")
     return (
-        f"Added {name!r} ({key}) after {after!r}"
+        f"Added {name!r} after {shown!r}"
         + (" when the escalation check holds" if args.when else "")
+        + (f" when {shown!r} fails" if args.on_failure else "")
         + f": it posts the case to the review queue (credential '{REVIEW_CREDENTIAL}'); "
         f"the decision comes back to {WEBHOOK_PREFIX}{args.resume_path}."
     )

@@ -157,12 +157,13 @@ def add_rule_table(draft: Draft, args: AddRuleTableArgs, ctx: ToolContext) -> st
             if not structure.edges_from(trigger):
                 connect(draft, ctx, trigger, key)
     rows = "; ".join(f"{r.when}: {', '.join(r.requires) or 'nothing'}" for r in args.rows)
-    per = f" for each of state.data.{args.items}" if args.items else ""
+    per = f", for each item of state.data.{args.items}" if args.items else ""
     also = main_successors(draft, after) if after else []
     beside = (
         f" It runs beside {', '.join(repr(k) for k in also if k != key)}." if len(also) > 1 else ""
     )
-    return f"Added {name!r} ({key}){per}, its table: {rows}.{beside}"
+    shown = f" after {structure.jobs[after].name!r}" if after else ""
+    return f"Added {name!r}{shown}{per}, its table: {rows}.{beside}"
 
 
 TOOL = ToolSpec(

@@ -160,9 +160,11 @@ def add_status_transition(draft: Draft, args: AddStatusTransitionArgs, ctx: Tool
         _label(f"a check failed: {args.otherwise}"),
     )
     names = ", ".join(repr(c.name) for c in args.checks)
+    jobs = draft.structure.jobs
     return (
-        f"After {after!r}, {checker!r} checks {names}; when all hold the {subject} moves to "
-        f"{args.status!r} ({advance}), otherwise to {args.otherwise!r} ({hold})."
+        f"After {jobs[after].name!r}, {jobs[checker].name!r} checks {names}; when all hold "
+        f"{jobs[advance].name!r} moves the {subject} to {args.status!r}, otherwise "
+        f"{jobs[hold].name!r} moves it to {args.otherwise!r}."
     )
 
 
