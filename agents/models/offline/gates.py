@@ -61,6 +61,12 @@ REVIEW = (
         rf"\s+for\s+(?:(?:a|their|his|her)\s+)?{_REVIEW_NOUN}{_AFTER}{_BEFORE}[.!]?$",
         re.I,
     ),
+    # "before it is scheduled, a coordinator reviews the referral"
+    re.compile(
+        rf"^before\s+(?P<next>[^,]+?),\s*(?:{_ART})?{_WHO}\s+{_MODAL}{_REVIEW_VERB}\s+"
+        r"(?P<what>[^.;!?\n]+?)[.!]?$",
+        re.I,
+    ),
     # "have the nurse approve the order before it ships"
     re.compile(
         rf"^(?:have|let|get)\s+(?:{_ART})?{_WHO}\s+(?:review|approve|sign\s+off\s+on|look\s+over)"
@@ -242,7 +248,9 @@ def _anchor(after: str | None, resolver: Resolver, view: View, who: str) -> str:
 
 
 def _step(phrase: str, resolver: Resolver, view: View) -> str:
-    """The step a phrase names: "scheduling", "it is submitted", "the coverage check"."""
+    """The step a phrase names: "scheduling", "it is submitted", "the coverage check",
+    "the referral is verified" (a passive names the step by its verb and object),
+    "verifying it"; asks when none (or several) fit."""
     cleaned = re.sub(
         r"^(?:it|they|this|that)\s+(?:is|are|gets?|can\s+be|goes)\s+",
         "",
@@ -250,13 +258,18 @@ def _step(phrase: str, resolver: Resolver, view: View) -> str:
         flags=re.I,
     )
     cleaned = re.sub(r"^(?:the|a|an)\s+", "", cleaned, flags=re.I)
+    cleaned = re.sub(r"\s+(?:it|them|this|that)$", "", cleaned, flags=re.I)
+    candidates = [cleaned, re.sub(r"\s+(?:check|step|result|lookup)$", "", cleaned, flags=re.I)]
+    passive = re.match(
+        r"^(?P<object>.+?)\s+(?:is|are|gets?|get|was|were)\s+(?P<verb>\w+)$", cleaned
+    )
+    if passive:
+        candidates += [f"{passive['verb']} {passive['object']}", passive["verb"]]
     first = resolver.resolve(cleaned)
-    if isinstance(first, Found):
-        return first.key
-    shorter = re.sub(r"\s+(?:check|step|result|lookup)$", "", cleaned, flags=re.I)
-    second = resolver.resolve(shorter)
-    if isinstance(second, Found):
-        return second.key
+    for candidate in candidates:
+        found = resolver.resolve(candidate)
+        if isinstance(found, Found):
+            return found.key
     raise NeedsAnswer(explain(first, view))
 
 

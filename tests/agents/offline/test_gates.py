@@ -67,6 +67,14 @@ CASES = [
                     ("changed nothing", "Upsert records", 'after "Transform data"'),
                 ),
                 (
+                    "Before the patients are transformed, a coordinator reviews the patients.",
+                    ("changed nothing", "Transform data"),
+                ),
+                (
+                    "a coordinator reviews the batch before transforming it",
+                    ("changed nothing", "Transform data"),
+                ),
+                (
                     "have the clinic lead sign off on the batch after fetch patients",
                     ("changed nothing", "Transform data"),
                 ),
