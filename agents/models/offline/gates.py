@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from agents.models.offline.conditions import parse_condition, require_clear
-from agents.models.offline.plan import Outcome, Plan, Reply, call
+from agents.models.offline.plan import Call, Outcome, Plan, Reply, call
 from agents.models.offline.references import Found, NeedsAnswer, Resolver, explain
 from agents.models.offline.view import View
 from tools.document.names import derive_key
@@ -173,14 +173,15 @@ def escalate(text: str, view: View, resolver: Resolver) -> Outcome | None:
                 asks=True,
             )
         subject = re.split(r"\s+(?:is|are|has|have|was|were|equals|contains)\b", cond)[0]
-        anchor = _step(after, resolver, view) if after else _subject_step(subject, resolver)
-        if anchor is None:
+        found = _step(after, resolver, view) if after else _subject_step(subject, resolver)
+        if found is None:
             return Reply(
                 f"I understood an escalation to the {who} when {condition.words()}, but not "
                 'after which step to check it; I changed nothing. Say "..., escalate to the '
                 f'{who} after <step>".',
                 asks=True,
             )
+        anchor = found
         gate = _raise(view, who, what, anchor, when=condition.expression)
         words = f'after "{view.name_of(anchor)}", {condition.words()}'
     return Plan(
@@ -203,7 +204,7 @@ def _raise(
     *,
     when: str | None = None,
     on_failure: bool = False,
-) -> object:
+) -> Call:
     return call(
         "add_review_gate",
         part="raise",
@@ -270,6 +271,8 @@ def _step(phrase: str, resolver: Resolver, view: View) -> str:
         found = resolver.resolve(candidate)
         if isinstance(found, Found):
             return found.key
+    if isinstance(first, Found):  # not reached: the first candidate is ``cleaned`` itself
+        return first.key
     raise NeedsAnswer(explain(first, view))
 
 
