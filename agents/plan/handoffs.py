@@ -23,6 +23,7 @@ from tools.document.structure import Structure
 from tools.errors import PlanwrightError
 from tools.plan import Contract, PlannedWorkflow, PlanRecord, contracts
 from tools.plan.handoff import ToolCall, handoff_calls, handoff_path, receiving_calls, run_call
+from tools.plan.review_gate import raise_calls, resume_calls
 
 Emit = Callable[[Event], None]
 
@@ -84,6 +85,9 @@ async def link(
         target_name = by_key[contract.target].name
         receive = functools.partial(receiving_calls, contract=contract)
         hand_off = functools.partial(handoff_calls, contract=contract, target_name=target_name)
+        if contract.via == "review":  # the source raises the review; the target starts on it
+            receive = functools.partial(resume_calls, contract=contract)
+            hand_off = functools.partial(raise_calls, contract=contract)
         ok = await _apply(rt, state, target.workflow_id, target_name, emit, receive) is not None
         if ok:
             source_name = by_key[contract.source].name

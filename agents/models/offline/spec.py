@@ -149,6 +149,8 @@ def _read_unit(
             problems,
         )
         return
+    if _review(section, unit, sections, problems):
+        return
     if _dependency(section, unit, sections, problems):
         return
     if _trigger(section, unit, problems):
@@ -190,6 +192,27 @@ def _labelled(
     else:
         items = [v.strip() for v in P.LIST_SPLIT.split(value) if v.strip()]
         setattr(section, kind, [*(getattr(section, kind) or []), *items])
+
+
+def _review(section: Section, unit: str, sections: list[Section], problems: Problems) -> bool:
+    """A sentence that puts a person's review before this section (True: it was one)."""
+    by = P.REVIEWED_BY.match(unit)
+    after = P.REVIEWED_AFTER.match(unit) if by is None else None
+    match = by or after
+    if match is None:
+        return False
+    who = " ".join(match.group("who").lower().split())
+    if section.review_by not in (None, who):
+        problems.add(f'"{section.name}" names two reviewers: {section.review_by} and {who}.')
+    section.review_by = who
+    if after is not None:
+        ref = P.REVIEWED_DATA.sub("", after.group("ref").strip()).strip()
+        refs = _refs(ref, sections)
+        if refs is None:
+            problems.add(_unknown(section, after.group("ref"), sections))
+        else:
+            section.depends += [(key, None) for key in refs]
+    return True
 
 
 def _dependency(section: Section, unit: str, sections: list[Section], problems: Problems) -> bool:
@@ -331,6 +354,7 @@ def _plan(
                     inputs=list(dict.fromkeys(inputs)),
                     outputs=list(dict.fromkeys(outputs)),
                     depends_on=list(dict.fromkeys(dep for dep, _ in section.depends)),
+                    review_by=section.review_by,
                     steps=section.steps,
                 )
             )
