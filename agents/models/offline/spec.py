@@ -35,14 +35,9 @@ from agents.models.offline.grammar import fit_name, imperative, name_note, norm,
 from agents.models.offline.schedule import describe_cron, find_schedule
 from agents.models.offline.sop_patterns import WEBHOOK as SOP_WEBHOOK
 from agents.models.offline.spec_layout import Problems, Section, blocks, lookup_all, split
-from tools.plan import (
-    PlannedTrigger,
-    PlannedWorkflow,
-    ProjectPlan,
-    check_plan,
-    leaf_first_order,
-)
-from tools.plan.model import MAX_WORKFLOWS
+from agents.models.offline.spec_review import read_review
+from tools.plan import PlannedTrigger, PlannedWorkflow, ProjectPlan, check_plan
+from tools.plan.model import MAX_WORKFLOWS, leaf_first_order
 
 FORMAT_HELP = (
     "Write the spec as one section per process: a heading on its own line "
@@ -149,9 +144,8 @@ def _read_unit(
             problems,
         )
         return
-    if _review(section, unit, sections, problems):
-        return
-    if _dependency(section, unit, sections, problems):
+    review = read_review(section, unit, lambda ref: _refs(ref, sections), problems.add)
+    if review or _dependency(section, unit, sections, problems):
         return
     if _trigger(section, unit, problems):
         return
@@ -192,27 +186,6 @@ def _labelled(
     else:
         items = [v.strip() for v in P.LIST_SPLIT.split(value) if v.strip()]
         setattr(section, kind, [*(getattr(section, kind) or []), *items])
-
-
-def _review(section: Section, unit: str, sections: list[Section], problems: Problems) -> bool:
-    """A sentence that puts a person's review before this section (True: it was one)."""
-    by = P.REVIEWED_BY.match(unit)
-    after = P.REVIEWED_AFTER.match(unit) if by is None else None
-    match = by or after
-    if match is None:
-        return False
-    who = " ".join(match.group("who").lower().split())
-    if section.review_by not in (None, who):
-        problems.add(f'"{section.name}" names two reviewers: {section.review_by} and {who}.')
-    section.review_by = who
-    if after is not None:
-        ref = P.REVIEWED_DATA.sub("", after.group("ref").strip()).strip()
-        refs = _refs(ref, sections)
-        if refs is None:
-            problems.add(_unknown(section, after.group("ref"), sections))
-        else:
-            section.depends += [(key, None) for key in refs]
-    return True
 
 
 def _dependency(section: Section, unit: str, sections: list[Section], problems: Problems) -> bool:
