@@ -177,3 +177,63 @@ def test_a_rule_table_is_one_step_and_each_row_takes_its_own_result(client: Test
         run = _run(client, workflow["id"], input={"data": referral})
         assert run["status"] == "succeeded", run["summary"]
         assert run["final_state"]["data"]["missing"] == missing
+
+
+REVIEWED_SPEC = """\
+# Referral intake
+
+## Intake
+- Fetch the referral from the portal over http
+- Validate the required fields
+
+## Scheduling
+After the intake coordinator reviews Intake's result.
+- Book the appointment
+- Record the booking
+"""
+
+
+def test_plan_mode_stores_the_review_contract_and_builds_both_parts(client: TestClient) -> None:
+    project = client.post("/v1/projects", json={"name": "Referrals"}, headers=auth(EDITOR))
+    assert project.status_code == 201, project.text
+    project_id = project.json()["id"]
+    session = client.post("/v1/sessions", json={"project_id": project_id}, headers=auth(EDITOR))
+    assert session.status_code == 201, session.text
+    url = f"/v1/sessions/{session.json()['id']}/ws?token={EDITOR}"
+    with client.websocket_connect(url) as ws:
+        ws.send_json({"type": "turn", "content": REVIEWED_SPEC, "mode": "plan"})
+        proposed = _frames_until(ws, "plan.proposed")[-1]
+        (contract,) = proposed["contracts"]
+        assert (contract["via"], contract["reviewer"]) == ("review", "intake coordinator")
+        ws.send_json({"type": "confirm", "request_id": proposed["request_id"], "approved": True})
+        frames = _frames_until(ws, "turn.completed", limit=600)
+
+    assert "review-queue" in _said(frames)
+    detail = client.get(f"/v1/projects/{project_id}", headers=auth(EDITOR)).json()
+    stored = detail["plan"]["contracts"]
+    assert [(c["via"], c["decisions"]) for c in stored] == [
+        ("review", ["approved", "rejected", "corrected"])
+    ]
+    ids = {w["name"]: w["id"] for w in detail["workflows"]}
+    assert "credential: review-queue" in _yaml(client, ids["Intake"])
+    scheduling = _yaml(client, ids["Scheduling"])
+    assert "custom_path: referrals-scheduling" in scheduling
+    run = _run(
+        client,
+        ids["Scheduling"],
+        input={"data": {"decision": "rejected", "case": {"id": "r-1"}}},
+    )
+    assert [s["key"] for s in run["steps"]] == [
+        "read-intake-coordinator-decision",
+        "record-intake-coordinator-rejection",
+    ]
+
+
+def _frames_until(ws: Any, kind: str, limit: int = 200) -> list[dict[str, Any]]:
+    frames: list[dict[str, Any]] = []
+    for _ in range(limit):
+        frames.append(ws.receive_json())
+        if frames[-1]["type"] in (kind, "error"):
+            assert frames[-1]["type"] == kind, frames[-1]
+            return frames
+    raise AssertionError(f"no {kind} frame in {frames}")
