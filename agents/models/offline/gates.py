@@ -98,6 +98,23 @@ _QUESTION = re.compile(
 _FAILS = re.compile(r"^(?P<step>.+?)\s+(?:fails|errors|errors\s+out|breaks|goes\s+wrong)$", re.I)
 
 
+_PERSON_STEP = re.compile(
+    rf"^(?!(?:system|workflow|tool|code|script|bot|app)\b)[a-z][a-z-]*(?:\s+[a-z-]+)?\s+"
+    rf"{_REVIEW_VERB}\b"
+    r"|^escalate\b"
+    r"|^(?:get|obtain|wait\s+for|await)\s+(?:the\s+|an?\s+)?[\w -]*?"
+    r"(?:approval|sign-?\s?off|review|decision)\b",
+    re.I,
+)
+
+
+def person_step(name: str) -> bool:
+    """Whether a step name (as a build reads it) is a person's review, approval or an
+    escalation ("Coordinator reviews referral", "Escalate to supervisor", "Get manager
+    approval"): a run cannot wait for it, so no step may follow it in the same run."""
+    return bool(_PERSON_STEP.match(name.strip()))
+
+
 def review(text: str, view: View, resolver: Resolver) -> Outcome | None:
     if _QUESTION.search(text.strip()):
         return None

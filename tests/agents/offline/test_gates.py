@@ -81,6 +81,37 @@ CASES = [
             ]
         )
     ),
+    # --- a person's review in the middle of a build: refused, nothing built ------------------
+    *(
+        Case(
+            f"build-person-step-{i}",
+            "empty",
+            text,
+            calls=(),
+            unchanged=True,
+            says=("changed nothing", "cannot wait for a person"),
+        )
+        for i, text in enumerate(
+            [
+                "First I pull up the referral in Epic. A coordinator reviews the referral "
+                "before scheduling. Then I schedule the appointment.",
+                "create a workflow called Intake:\n1. Fetch the referral over http\n2. The "
+                "supervisor approves the referral\n3. Book the appointment",
+                "create a workflow called Intake:\n1. Fetch the referral over http\n2. If the "
+                "plan is HMO, escalate to the supervisor\n3. Book the appointment",
+                "create a workflow called Claims:\n1. Fetch the claim over http\n2. Get the "
+                "manager's approval\n3. Pay the claim with salesforce",
+            ]
+        )
+    ),
+    Case(
+        "build-person-step-at-the-end",
+        "empty",
+        "create a workflow called Claims:\n1. Fetch the claim over http\n2. If the amount is "
+        "over 5000, escalate to the supervisor by email\n3. Otherwise pay the claim with "
+        "salesforce",
+        calls=(("create_workflow", {}),),
+    ),
     # --- escalations ---------------------------------------------------------------------------
     *(
         Case(
