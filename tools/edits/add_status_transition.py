@@ -68,7 +68,8 @@ def flag_name(words: str) -> str:
     parts = [
         w
         for w in re.findall(r"[A-Za-z0-9]+", words)
-        if w.lower() not in {"the", "a", "an", "is", "are", "was", "were", "has", "have", "been"}
+        if w.lower()
+        not in {"the", "a", "an", "is", "are", "was", "were", "has", "have", "been", "it", "they"}
     ]
     if not parts:
         return "ok"

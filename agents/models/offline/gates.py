@@ -67,6 +67,24 @@ REVIEW = (
         r"(?P<what>[^.;!?\n]+?)[.!]?$",
         re.I,
     ),
+    # "the records need sign-off from the data manager"
+    re.compile(
+        rf"^(?P<what>[^.;!?\n]+?)\s+(?:needs?|requires?)\s+(?:(?:a|an)\s+)?{_REVIEW_NOUN}\s+"
+        rf"(?:from|by)\s+(?:{_ART})?{_WHO}{_AFTER}{_BEFORE}[.!]?$",
+        re.I,
+    ),
+    # "get the supervisor's approval after upsert records"
+    re.compile(
+        rf"^(?:get|obtain|ask\s+for|request)\s+(?:{_ART})?{_WHO}(?:'s|’s)\s+{_REVIEW_NOUN}"
+        rf"(?P<what>){_AFTER}{_BEFORE}[.!]?$",
+        re.I,
+    ),
+    # "once the records are upserted, the manager approves them"
+    re.compile(
+        rf"^(?:once|after|when)\s+(?P<after>[^,]+?),\s*(?:{_ART})?{_WHO}\s+{_MODAL}{_REVIEW_VERB}"
+        r"\s+(?P<what>[^.;!?\n]+?)[.!]?$",
+        re.I,
+    ),
     # "have the nurse approve the order before it ships"
     re.compile(
         rf"^(?:have|let|get)\s+(?:{_ART})?{_WHO}\s+(?:review|approve|sign\s+off\s+on|look\s+over)"

@@ -37,12 +37,28 @@ _TRANSITION = re.compile(
     r"(?:\s+after\s+(?P<after>[^,;]+?))?[.!]?$",
     re.I,
 )
+# "the referral should only go to active when ...", "a referral moves to active only if ...".
+_GOES_TO = re.compile(
+    r"^(?:the|a|an|each|every)\s+(?P<subject>[a-z][\w -]*?)\s+(?:(?P<neg>never|must\s+not|"
+    r"should\s+not|shouldn'?t|can'?t|cannot|won'?t)\s+)?(?:(?:should|must|can|may|will)\s+)?"
+    r"(?:only\s+)?(?:go(?:es)?|moves?|advances?|transitions?|changes?|be\s+(?:set|moved|advanced|"
+    r"marked))\s+(?:to|as|into)\s+"
+    + _STATUS.format("status")
+    + r"(?:\s+status)?\s*,?\s+(?:only\s+)?(?P<kw>when|if|once|unless)\s+(?P<checks>[^.;!?\n]+?)"
+    r"(?:\s*[,;.]?\s*(?:(?:and\s+)?(?:otherwise|else|if\s+not)\s*,?\s*)(?P<other>.+?))?"
+    r"(?:\s+after\s+(?P<after>[^,;]+?))?[.!]?$",
+    re.I,
+)
 _OTHER = re.compile(
     r"^(?:(?:set|move|put|mark|leave|keep|change)\s+(?:it|them|the\s+[\w ]+?)"
     r"(?:\s+(?:to|as|in|at|on(?!\s+hold)))?\s+)?(?:to\s+)?[`'\"]?(?P<status>[a-z][\w-]*(?:\s+hold)?)[`'\"]?$",
     re.I,
 )
-_CHECK_LEAD = re.compile(r"^(?:the\s+|its\s+|their\s+|all\s+(?:the\s+)?|required\s+)+", re.I)
+_CHECK_LEAD = re.compile(
+    r"^(?:the\s+|its\s+|their\s+|all\s+(?:the\s+)?|required\s+"
+    r"|(?:it|they)\s+(?:is|are|has\s+been|have\s+been|was|were)\s+)+",
+    re.I,
+)
 
 _ROW = re.compile(
     r"^(?:for\s+)?(?:an?\s+|the\s+)?(?P<type>[a-z][\w -]{0,40}?)(?:\s+referrals?|\s+cases?"
@@ -76,7 +92,7 @@ _QUALIFIER = re.compile(
 def transition(text: str, view: View, resolver: Resolver) -> Outcome | None:
     if text.strip().endswith("?"):
         return None
-    match = _TRANSITION.match(text.strip())
+    match = _TRANSITION.match(text.strip()) or _GOES_TO.match(text.strip())
     if match is None:
         return None
     subject = re.sub(r"^(?:the|a|an)\s+", "", match.group("subject").strip(), flags=re.I)

@@ -44,6 +44,18 @@ CASES = [
                     {"reviewer": "qa team", "subject": "case"},
                 ),
                 ("the nurse approves the results after upsert records", {"reviewer": "nurse"}),
+                (
+                    "the records need sign-off from the data manager",
+                    {"reviewer": "data manager", "subject": "records"},
+                ),
+                (
+                    "get the supervisor's approval after upsert records",
+                    {"reviewer": "supervisor", "subject": "case"},
+                ),
+                (
+                    "once the records are upserted, the manager approves them",
+                    {"reviewer": "manager", "subject": "case"},
+                ),
             ]
         )
     ),
@@ -218,13 +230,30 @@ CASES = [
                 {
                     "checks": [
                         {
-                            "name": "not it is on backorder",
-                            "expression": "state.data?.itOnBackorder !== true",
+                            "name": "not on backorder",
+                            "expression": "state.data?.onBackorder !== true",
                         }
                     ]
                 },
             ),
         ),
+    ),
+    Case(
+        "transition-subject-first",
+        "chain",
+        "the record should only go to active when consent is signed, otherwise pending",
+        calls=(
+            (
+                "add_status_transition",
+                {"subject": "record", "status": "active", "otherwise": "pending"},
+            ),
+        ),
+    ),
+    Case(
+        "transition-it-is",
+        "chain",
+        "move the record to closed only if it is reviewed, otherwise open",
+        calls=(("add_status_transition", {"checks": [{"name": "reviewed"}]}),),
     ),
     Case(
         "transition-after",
