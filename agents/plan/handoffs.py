@@ -23,7 +23,7 @@ from tools.document.structure import Structure
 from tools.errors import PlanwrightError
 from tools.plan import Contract, PlannedWorkflow, PlanRecord, contracts
 from tools.plan.handoff import ToolCall, handoff_calls, handoff_path, receiving_calls, run_call
-from tools.plan.review_gate import raise_calls, resume_calls
+from tools.plan.review_gate import raise_calls, resume_calls, review_steps
 
 Emit = Callable[[Event], None]
 
@@ -42,8 +42,10 @@ async def unlink(
     if record.built_plan is None:
         return ""
     slug = str(state.get("project", {}).get("slug") or "")
-    stale = {c.webhook_path for c in contracts(record.built_plan, slug)}
-    stale -= {c.webhook_path for c in found}
+    # A contract is stale when its path or its kind went (a hand-off that became a review
+    # gate leaves its hand-off step behind otherwise).
+    stale = {(c.webhook_path, c.via) for c in contracts(record.built_plan, slug)}
+    stale -= {(c.webhook_path, c.via) for c in found}
     if not stale:
         return ""
     remove = functools.partial(_stale_handoffs, paths=stale)
@@ -58,8 +60,11 @@ async def unlink(
     return " Removed the hand-offs the plan no longer has from " + ", ".join(removed) + "."
 
 
-def _stale_handoffs(structure: Structure, *, paths: set[str]) -> list[ToolCall]:
-    keys = [k for k, job in structure.jobs.items() if handoff_path(job) in paths]
+def _stale_handoffs(structure: Structure, *, paths: set[tuple[str, str]]) -> list[ToolCall]:
+    posts = {path for path, via in paths if via == "webhook"}
+    reviews = {path for path, via in paths if via == "review"}
+    keys = [k for k, job in structure.jobs.items() if handoff_path(job) in posts]
+    keys += [k for path in sorted(reviews) for k in review_steps(structure, path)]
     return [("remove_jobs", {"keys": keys})] if keys else []
 
 

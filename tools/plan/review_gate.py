@@ -22,10 +22,16 @@ from tools.plan.handoff import ToolCall, terminal_steps
 from tools.plan.model import Contract
 
 
+def review_steps(structure: Structure, path: str) -> list[str]:
+    """The keys of the steps that send the case for review with the decision going to
+    ``path`` (recognised by their code, whatever they were renamed to)."""
+    marker = f'respondTo: "{WEBHOOK_PREFIX}{path}"'
+    return [k for k, job in structure.jobs.items() if marker in (job.body or "")]
+
+
 def raises_review(structure: Structure, path: str) -> bool:
     """Whether a step already sends the case for review with the decision coming to ``path``."""
-    marker = f'respondTo: "{WEBHOOK_PREFIX}{path}"'
-    return any(marker in (job.body or "") for job in structure.jobs.values())
+    return bool(review_steps(structure, path))
 
 
 def raise_calls(structure: Structure, contract: Contract, subject: str = "case") -> list[ToolCall]:
@@ -93,4 +99,4 @@ def resume_calls(structure: Structure, contract: Contract) -> list[ToolCall]:
     ]
 
 
-__all__ = ["raise_calls", "raises_review", "resume_calls"]
+__all__ = ["raise_calls", "raises_review", "resume_calls", "review_steps"]

@@ -122,3 +122,25 @@ async def test_the_plan_builds_the_gate_and_each_decision_takes_its_branch(tmp_p
         payload = {"decision": decision, "case": {"id": "r-1"}, "corrected": {"id": "r-2"}}
         run = await runner.run(scheduling.to_yaml(), RunRequest(input=payload), run_id=decision)
         assert [s.key for s in run.steps][: 1 + len(path)] == [reader, *path], run.summary
+
+
+async def test_a_review_that_becomes_a_plain_hand_off_leaves_no_review_step() -> None:
+    harness = PlanHarness(OfflineModel())  # type: ignore[arg-type]
+    turn_id, _ = await harness.start(SPEC)
+    events = await harness.answer(turn_id, True)
+    built = {
+        str(p["workflow_key"]): str(p["workflow_id"])
+        for p in wired(events, "plan.progress")
+        if p["status"] == "built"
+    }
+    plain = SPEC.replace("After the intake coordinator reviews Intake's result.", "After Intake.")
+    turn_id, events = await harness.start(plain)
+    delta = proposed(events).delta
+    assert delta is not None
+    assert [(c.key, c.fields) for c in delta.changed] == [("scheduling", ["review_by"])]
+    await harness.answer(turn_id, True)
+
+    intake = WorkflowDocument.from_yaml(harness.workspace.yaml(built["intake"]))
+    bodies = [job.body or "" for job in intake.structure.jobs.values()]
+    assert not any("respondTo" in body for body in bodies)
+    assert any("/i/referrals-scheduling" in body for body in bodies)  # the hand-off now
