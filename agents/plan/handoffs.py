@@ -44,7 +44,9 @@ async def unlink(
     slug = str(state.get("project", {}).get("slug") or "")
     # A contract is stale when its path or its kind went (a hand-off that became a review
     # gate leaves its hand-off step behind otherwise).
-    stale = {(c.webhook_path, c.via) for c in contracts(record.built_plan, slug)}
+    stale: set[tuple[str, str]] = {
+        (c.webhook_path, c.via) for c in contracts(record.built_plan, slug)
+    }
     stale -= {(c.webhook_path, c.via) for c in found}
     if not stale:
         return ""
