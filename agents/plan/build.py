@@ -37,6 +37,7 @@ from agents.runner import TurnRunner
 from agents.runtime import commit_change
 from agents.state import TurnInput
 from tools.document import WorkflowDocument
+from tools.edits.add_review_gate import REVIEW_CREDENTIAL
 from tools.errors import PlanwrightError
 from tools.jobcode import has_code
 from tools.plan import (
@@ -287,6 +288,11 @@ def _summary(
             f"work in Lightning, give the {HANDOFF_CREDENTIAL!r} credential your instance's "
             f"baseUrl and enable the webhook trigger of {', '.join(receivers)} (new triggers "
             "start disabled)."
+        )
+    if any(c.via == "review" for c in found):
+        text += (
+            f" Review steps post to the review queue: give the {REVIEW_CREDENTIAL!r} credential "
+            "its baseUrl; the decision comes back to the next workflow's webhook."
         )
     for key in failed:
         text += f" {by_key[key].name} failed: {record.workflows[key].message}"

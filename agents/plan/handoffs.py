@@ -23,6 +23,7 @@ from tools.document.structure import Structure
 from tools.errors import PlanwrightError
 from tools.plan import Contract, PlannedWorkflow, PlanRecord, contracts
 from tools.plan.handoff import ToolCall, handoff_calls, handoff_path, receiving_calls, run_call
+from tools.plan.review_gate import raise_calls, resume_calls, review_steps
 
 Emit = Callable[[Event], None]
 
@@ -41,8 +42,12 @@ async def unlink(
     if record.built_plan is None:
         return ""
     slug = str(state.get("project", {}).get("slug") or "")
-    stale = {c.webhook_path for c in contracts(record.built_plan, slug)}
-    stale -= {c.webhook_path for c in found}
+    # A contract is stale when its path or its kind went (a hand-off that became a review
+    # gate leaves its hand-off step behind otherwise).
+    stale: set[tuple[str, str]] = {
+        (c.webhook_path, c.via) for c in contracts(record.built_plan, slug)
+    }
+    stale -= {(c.webhook_path, c.via) for c in found}
     if not stale:
         return ""
     remove = functools.partial(_stale_handoffs, paths=stale)
@@ -57,8 +62,11 @@ async def unlink(
     return " Removed the hand-offs the plan no longer has from " + ", ".join(removed) + "."
 
 
-def _stale_handoffs(structure: Structure, *, paths: set[str]) -> list[ToolCall]:
-    keys = [k for k, job in structure.jobs.items() if handoff_path(job) in paths]
+def _stale_handoffs(structure: Structure, *, paths: set[tuple[str, str]]) -> list[ToolCall]:
+    posts = {path for path, via in paths if via == "webhook"}
+    reviews = {path for path, via in paths if via == "review"}
+    keys = [k for k, job in structure.jobs.items() if handoff_path(job) in posts]
+    keys += [k for path in sorted(reviews) for k in review_steps(structure, path)]
     return [("remove_jobs", {"keys": keys})] if keys else []
 
 
@@ -84,6 +92,9 @@ async def link(
         target_name = by_key[contract.target].name
         receive = functools.partial(receiving_calls, contract=contract)
         hand_off = functools.partial(handoff_calls, contract=contract, target_name=target_name)
+        if contract.via == "review":  # the source raises the review; the target starts on it
+            receive = functools.partial(resume_calls, contract=contract)
+            hand_off = functools.partial(raise_calls, contract=contract)
         ok = await _apply(rt, state, target.workflow_id, target_name, emit, receive) is not None
         if ok:
             source_name = by_key[contract.source].name

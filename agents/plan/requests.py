@@ -55,12 +55,26 @@ def plan_context(plan: ProjectPlan, item: PlannedWorkflow, contracts: list[Contr
     lines.append(f"This run builds {item.name} ({item.key}) only.")
     for contract in receives:
         source = by_key.get(contract.source)
+        if contract.via == "review":
+            lines.append(
+                f"It starts on the {contract.reviewer}'s decision about what "
+                f"{source.name if source else contract.source} sends for review, on its webhook "
+                f"(path {contract.webhook_path}); the decision step and its branches are added "
+                "after the build: build only what happens once the case is approved."
+            )
+            continue
         lines.append(
             f"It receives {_data(contract)} from {source.name if source else contract.source} "
             f"on its webhook (path {contract.webhook_path})."
         )
     for contract in hands:
         target = by_key.get(contract.target)
+        if contract.via == "review":
+            lines.append(
+                f"When it finishes the {contract.reviewer} reviews its result (the step that "
+                "sends it for review is added after the build; do not add one)."
+            )
+            continue
         lines.append(
             f"When it finishes it hands {_data(contract)} to "
             f"{target.name if target else contract.target} (a hand-off step is added after the "

@@ -138,7 +138,13 @@ def render_plan(review: dict[str, Any], paint: Paint = _plain) -> list[str]:
             lines.append(
                 f"    {names.get(contract['source'], contract['source'])} → "
                 f"{names.get(contract['target'], contract['target'])}: "
-                f"{_items(contract.get('data'))} (webhook /i/{contract.get('webhook_path', '')})"
+                f"{_items(contract.get('data'))} "
+                + (
+                    f"(reviewed by the {contract.get('reviewer')}; the decision comes to "
+                    f"/i/{contract.get('webhook_path', '')})"
+                    if contract.get("via") == "review"
+                    else f"(webhook /i/{contract.get('webhook_path', '')})"
+                )
             )
     else:
         lines.append("  Hand-offs: none (the workflows run independently)")

@@ -101,6 +101,16 @@ def test_the_plan_reads_in_build_order_with_triggers_steps_and_hand_offs() -> No
     ]
 
 
+def test_a_review_contract_says_who_decides_and_where_the_decision_goes() -> None:
+    reviewed = [{**CONTRACTS[0], "via": "review", "reviewer": "intake coordinator"}]
+    review = plan.review_from(frame(contracts=reviewed))
+    assert review is not None
+    assert plan.render_plan(review)[-1] == (
+        "    Referral intake → Coverage check: referral (reviewed by the intake coordinator; "
+        "the decision comes to /i/p-coverage)"
+    )
+
+
 def test_a_delta_lists_what_is_added_changed_and_removed() -> None:
     delta = {
         "added": ["coverage"],

@@ -166,6 +166,24 @@ VALID_MUTATIONS: dict[str, dict[str, Any]] = {
     "remove_edges": {"edges": [{"source": "fetch-referrals", "target": "check-coverage"}]},
     "set_trigger": {"type": "webhook", "enabled": True},
     "call_job_code_agent": {"job_key": "notify-team", "message": "send an email"},
+    "add_review_gate": {
+        "part": "raise",
+        "reviewer": "coordinator",
+        "subject": "referral",
+        "resume_path": "intake-review",
+        "after": "notify-team",
+    },
+    "add_status_transition": {
+        "after": "check-coverage",
+        "status": "active",
+        "otherwise": "on-hold",
+        "checks": [{"name": "coverage is verified"}],
+    },
+    "add_rule_table": {
+        "name": "Check documents",
+        "after": "check-coverage",
+        "rows": [{"when": "orthopedic", "requires": ["imaging"]}],
+    },
 }
 
 
@@ -191,6 +209,9 @@ EFFECTS: dict[str, Callable[[WorkflowDocument], bool]] = {
     "remove_edges": lambda d: "fetch-referrals->check-coverage" not in d.structure.edges,
     "set_trigger": lambda d: d.structure.triggers["webhook"].enabled is True,
     "call_job_code_agent": lambda d: d.structure == referral_doc(make_context()).structure,
+    "add_review_gate": lambda d: "send-referral-to-coordinator-for-review" in d.structure.jobs,
+    "add_status_transition": lambda d: "set-record-status-to-active" in d.structure.jobs,
+    "add_rule_table": lambda d: "RULES" in (d.structure.jobs["check-documents"].body or ""),
 }
 
 

@@ -11,7 +11,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tools.plan.model import PlannedWorkflow, ProjectPlan
 
-COMPARED_FIELDS = ("name", "purpose", "trigger", "inputs", "outputs", "depends_on", "steps")
+COMPARED_FIELDS = (
+    "name",
+    "purpose",
+    "trigger",
+    "inputs",
+    "outputs",
+    "depends_on",
+    "review_by",
+    "steps",
+)
 
 
 class WorkflowChange(BaseModel):

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tools.base import ToolArgs
 from tools.document.cron import cron_problem
+from tools.edits.add_review_gate import DECISIONS
 
 KEY_PATTERN = r"^[a-z][a-z0-9-]{0,39}$"
 MAX_WORKFLOWS = 20
@@ -76,6 +77,15 @@ class PlannedWorkflow(ToolArgs):
         description="Keys of the workflows whose result this one uses. Each hands off to it "
         "when it finishes, so this workflow's trigger is a webhook.",
     )
+    review_by: str | None = Field(
+        None,
+        max_length=60,
+        description="Set when this workflow starts on a person's decision about what the "
+        "workflows it depends on hand over ('coordinator' for 'after the coordinator reviews "
+        "Intake's result'): they end by sending the case to the review queue instead of "
+        "handing off directly, and this one starts on the decision (approved, rejected or "
+        "corrected). Leave it out for a plain hand-off.",
+    )
     steps: list[Step] = Field(
         default_factory=list,
         max_length=50,
@@ -118,8 +128,14 @@ class Contract(BaseModel):
     data: list[str]
     """What is handed over: the source's outputs that the target lists as inputs (or all
     of the source's outputs when the target names none of them)."""
-    via: Literal["webhook"] = "webhook"
-    """The hand-off mechanism: the source posts its result to the target's webhook."""
+    via: Literal["webhook", "review"] = "webhook"
+    """The hand-off mechanism: the source posts its result to the target's webhook, or
+    (``review``) sends it to the review queue and the reviewer's decision comes to it."""
+    reviewer: str | None = None
+    """Who decides, for a ``review`` contract."""
+    decisions: list[str] = []
+    """The decision payload's ``decision`` values for a ``review`` contract; the payload is
+    ``{decision, case, corrected?}`` (``tools.edits.add_review_gate``)."""
     webhook_path: str
     """The target's webhook path (Lightning serves it at ``/i/<webhook_path>``)."""
 
@@ -130,7 +146,8 @@ class PlanProblem:
 
     code: str
     """Stable: duplicate_key, unknown_dependency, self_dependency, dependency_cycle,
-    order_mismatch, order_not_leaf_first, trigger_mismatch, invalid_cron."""
+    order_mismatch, order_not_leaf_first, trigger_mismatch, invalid_cron,
+    review_without_source."""
     message: str
     """What is wrong, naming the workflow keys, for the model and the user."""
 
@@ -163,6 +180,14 @@ def check_plan(plan: ProjectPlan) -> list[PlanProblem]:
                         f"{workflow.key!r} depends on {dep!r}, which is not in the plan.",
                     )
                 )
+        if workflow.review_by and not workflow.depends_on:
+            problems.append(
+                PlanProblem(
+                    "review_without_source",
+                    f"{workflow.key!r} starts on the {workflow.review_by}'s decision, but on "
+                    "nothing's result: name the workflow whose result is reviewed (depends_on).",
+                )
+            )
         if workflow.depends_on and workflow.trigger.type != "webhook":
             problems.append(
                 PlanProblem(
@@ -237,12 +262,18 @@ def contracts(plan: ProjectPlan, project_slug: str = "") -> list[Contract]:
             if source is None:
                 continue
             shared = [item for item in source.outputs if item in target.inputs]
+            review = (
+                {"via": "review", "reviewer": target.review_by, "decisions": list(DECISIONS)}
+                if target.review_by
+                else {}
+            )
             found.append(
                 Contract(
                     source=source.key,
                     target=target.key,
                     data=shared or list(source.outputs),
                     webhook_path=webhook_path(project_slug, target.key),
+                    **review,
                 )
             )
     return found

@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from agents.models.offline import gates
 from agents.models.offline.adaptor_words import explicit_adaptors
 from agents.models.offline.grammar import words
 from agents.models.offline.layout import Branch, Sop, Step
@@ -84,6 +85,13 @@ def check_build(sop: Sop, text: str) -> Reply | None:
                 f'"{step.name}" names {both}: a step uses one adaptor, so say it as one step '
                 "for each system."
             )
+    for step in _followed_person_steps(sop):
+        problems.append(
+            f'"{step.name}" is a person\'s review or escalation, and steps follow it: an '
+            "OpenFn run cannot wait for a person. End the steps that run first with it "
+            '("send the referral to the coordinator for review" after them), or use plan mode '
+            "to build what follows as a workflow started by the decision."
+        )
     used = {step.adaptor.split("@")[0] for step in sop.steps()}
     for word, short in explicit_adaptors(text):
         if short not in used:
@@ -101,6 +109,25 @@ def check_build(sop: Sop, text: str) -> Reply | None:
         "for branches).",
         asks=True,
     )
+
+
+def _followed_person_steps(sop: Sop) -> list[Step]:
+    """Person steps (:func:`gates.person_step`) some step runs after in the same run."""
+    found: list[Step] = []
+    for index, item in enumerate(sop.items):
+        later = index < len(sop.items) - 1
+        runs: list[tuple[list[Step], bool]] = (
+            [([item], later)]
+            if isinstance(item, Step)
+            else [(arm.steps, later and not arm.stop) for arm in item.arms]
+            + [(item.otherwise, later)]
+        )
+        for steps, continues in runs:
+            for position, step in enumerate(steps):
+                followed = position < len(steps) - 1 or continues
+                if followed and gates.person_step(step.name):
+                    found.append(step)
+    return found
 
 
 def understood(sop: Sop) -> str:

@@ -35,14 +35,9 @@ from agents.models.offline.grammar import fit_name, imperative, name_note, norm,
 from agents.models.offline.schedule import describe_cron, find_schedule
 from agents.models.offline.sop_patterns import WEBHOOK as SOP_WEBHOOK
 from agents.models.offline.spec_layout import Problems, Section, blocks, lookup_all, split
-from tools.plan import (
-    PlannedTrigger,
-    PlannedWorkflow,
-    ProjectPlan,
-    check_plan,
-    leaf_first_order,
-)
-from tools.plan.model import MAX_WORKFLOWS
+from agents.models.offline.spec_review import read_review
+from tools.plan import PlannedTrigger, PlannedWorkflow, ProjectPlan, check_plan
+from tools.plan.model import MAX_WORKFLOWS, leaf_first_order
 
 FORMAT_HELP = (
     "Write the spec as one section per process: a heading on its own line "
@@ -149,7 +144,8 @@ def _read_unit(
             problems,
         )
         return
-    if _dependency(section, unit, sections, problems):
+    review = read_review(section, unit, lambda ref: _refs(ref, sections), problems.add)
+    if review or _dependency(section, unit, sections, problems):
         return
     if _trigger(section, unit, problems):
         return
@@ -331,6 +327,7 @@ def _plan(
                     inputs=list(dict.fromkeys(inputs)),
                     outputs=list(dict.fromkeys(outputs)),
                     depends_on=list(dict.fromkeys(dep for dep, _ in section.depends)),
+                    review_by=section.review_by,
                     steps=section.steps,
                 )
             )

@@ -41,6 +41,8 @@ class Section:
     inputs: list[str] | None = None
     outputs: list[str] | None = None
     steps: list[str] = field(default_factory=list)
+    review_by: str | None = None
+    """Who decides on what the sections it depends on hand over (a review gate)."""
 
 
 class Named(Protocol):

@@ -79,6 +79,29 @@ USES = re.compile(
     r"|(?P<ref4>[^,]+?)\s+(?P<data4>results?|outputs?|data))$",
     re.I,
 )
+_REVIEWER = r"(?:a|an|the|our)\s+(?P<who>[a-z][a-z -]{1,40}?)"
+_REVIEWS = (
+    r"(?:has\s+)?(?:reviews?|reviewed|approves?|approved|signs?\s+off\s+on|signed\s+off\s+on"
+    r"|checks?|checked)"
+)
+# "After the coordinator reviews Intake's result", "Once a supervisor approves Intake":
+# a dependency whose result a person decides on first (a review gate between the two).
+REVIEWED_AFTER = re.compile(
+    rf"^{_IT}(?:(?:runs?|starts?|comes?|happens?|begins?)\s+)?(?:only\s+)?(?:after|once|when)"
+    rf"\s+{_REVIEWER}\s+{_REVIEWS}\s+(?P<ref>.+?)$",
+    re.I,
+)
+# "Reviewed by the coordinator first", "Must be approved by a supervisor".
+REVIEWED_BY = re.compile(
+    rf"^{_IT}(?:is\s+|must\s+be\s+|needs\s+to\s+be\s+|has\s+to\s+be\s+)?(?:reviewed|approved"
+    rf"|signed\s+off)\s+by\s+{_REVIEWER}(?:\s+first)?$",
+    re.I,
+)
+# What a reviewed reference says about the data: "Intake's result", "the result of Intake".
+REVIEWED_DATA = re.compile(
+    r"(?:(?:'s|’s)\s+(?:results?|outputs?|data|\w+)$)|^(?:the\s+)?(?:results?|outputs?)\s+of\s+",
+    re.I,
+)
 # "Depends on Intake and Coverage check".
 DEPENDS = re.compile(rf"^{_IT}(?:depends|relies|waits)\s+(?:on|for)\s+(?P<ref>.+)$", re.I)
 # "Intake's result" inside a step: a dependency when Intake is a section.

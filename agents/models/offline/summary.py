@@ -22,6 +22,9 @@ from tools.document.redaction import CHANGES_HEADING
 from tools.edits import (
     add_edges,
     add_jobs,
+    add_review_gate,
+    add_rule_table,
+    add_status_transition,
     call_job_code_agent,
     create_workflow,
     inspect_job_code,
@@ -182,6 +185,11 @@ def _preview_change(args: dict[str, Any], result: str, view: View) -> list[str]:
     return [f"{what}: {found} Nothing was changed."]
 
 
+def _as_said(args: dict[str, Any], result: str, view: View) -> list[str]:
+    # Tools that write code from a template say what they built in plain words themselves.
+    return [result.split("\nNote:", 1)[0]]
+
+
 # What each tool's successful call says, keyed by the tool's spec (never by its name).
 _SENTENCES: dict[ToolSpec[Any], Sentences] = {
     create_workflow.TOOL: _create_workflow,
@@ -199,6 +207,9 @@ _SENTENCES: dict[ToolSpec[Any], Sentences] = {
     test_run.TOOL: _test_run,
     preview_change.TOOL: _preview_change,
     offer_plan_mode.TOOL: lambda args, result, view: [result],
+    add_review_gate.TOOL: _as_said,
+    add_status_transition.TOOL: _as_said,
+    add_rule_table.TOOL: _as_said,
 }
 
 

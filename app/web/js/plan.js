@@ -127,7 +127,13 @@ function contractItem(contract, names) {
     " → ",
     h("strong", {}, name(contract.target)),
     `: ${listText(contract.data)}`,
-    h("span", { class: "muted" }, ` · ${contract.via || "webhook"} /i/${contract.webhook_path}`),
+    h(
+      "span",
+      { class: "muted" },
+      contract.via === "review"
+        ? ` · reviewed by the ${contract.reviewer}; the decision comes to /i/${contract.webhook_path}`
+        : ` · ${contract.via || "webhook"} /i/${contract.webhook_path}`,
+    ),
   );
 }
 

@@ -101,6 +101,8 @@ def test_approving_after_a_reload_builds_every_workflow_into_the_project(
             "target": "coverage",
             "data": ["referral"],
             "via": "webhook",
+            "reviewer": None,
+            "decisions": [],
             "webhook_path": "referrals-coverage",
         }
     ]

@@ -15,11 +15,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.models.offline.rules import code, edges, messages, questions, runs, steps, trigger
+from agents.models.offline.rules import (
+    code,
+    edges,
+    gates,
+    messages,
+    questions,
+    runs,
+    steps,
+    trigger,
+)
 from agents.models.offline.rules.base import Rule
 
 RULES: list[Rule] = [
     *runs.RULES,
+    *gates.RULES,
     *messages.RULES,
     *questions.RULES,
     *edges.RULES,
