@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agents.models.base import ChatModel, ModelRole
+from agents.tokens import TokenCounter, local_token_counter
 from agents.usage import DEFAULT_PRICES, ModelPrice, RecordingModel, UsageLedger
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
@@ -141,9 +142,10 @@ class AgentConfig:
     max_tokens: int = 4096
     """``max_tokens`` of every model request."""
     history_token_budget: int = 8000
-    """Estimated tokens of earlier turns sent with each request; the newest are kept."""
-    max_message_chars: int = 20000
-    """Longest user message a turn accepts (``message_too_long`` beyond it)."""
+    """Tokens of earlier turns sent with each request: the high-water mark of the block
+    trimming (``agents.budget``); the newest are kept."""
+    max_message_tokens: int = 6000
+    """Longest user message a turn accepts, in tokens (``message_too_long`` beyond it)."""
     max_tokens_retry: int = 16384
     """``max_tokens`` of the one retry of a planner round whose tool call was cut off."""
     router_min_confidence: int = 3
@@ -198,6 +200,8 @@ class TurnRuntime(RecordsCalls):
     test_runs: TurnTestRuns | None = None
     """Runs the workflow for ``test_run`` calls; ``None``: test runs are not available
     here (the call gets ``runs_unavailable``)."""
+    tokens: TokenCounter = field(default_factory=local_token_counter)
+    """Counts tokens for the budgets: the API's count with a key, a local BPE without."""
     _doc: WorkflowDocument | None = field(default=None, repr=False)
     """The parsed document, kept between nodes while it matches ``_doc_version``."""
     _doc_version: int | None = field(default=None, repr=False)

@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from agents.models.anthropic import AnthropicModel
 from agents.models.base import ChatModel, ModelRole
 from agents.models.catalog import DEFAULT_MODEL_IDS, check_model_ids
+from agents.tokens import TokenCounter, local_token_counter
 
 ROLES: tuple[ModelRole, ...] = ("router", "planner", "job_code")
 
@@ -95,6 +96,17 @@ def build_models(config: ModelConfig) -> dict[ModelRole, ChatModel]:
         )
         return dict.fromkeys(ROLES, claude)
     return offline_models()
+
+
+def token_counter(models: Mapping[ModelRole, ChatModel]) -> TokenCounter:
+    """What counts the budgets: the Messages API's ``count_tokens`` when the planner is
+    Claude, the local BPE tokenizer otherwise (``agents.tokens``)."""
+    planner = models.get("planner")
+    if isinstance(planner, AnthropicModel):
+        from agents.models.anthropic_count import ApiTokenCounter
+
+        return ApiTokenCounter(planner)
+    return local_token_counter()
 
 
 def offline_models() -> dict[ModelRole, ChatModel]:

@@ -21,6 +21,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from agents.models.base import ChatModel, ModelRole
 from agents.runtime import AgentConfig, Committer, InMemoryCommitter, RecordsCalls, TurnRuntime
+from agents.tokens import TokenCounter, local_token_counter
 from agents.usage import UsageLedger
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
@@ -109,6 +110,8 @@ class PlanRuntime(RecordsCalls):
     prompt_loader: Callable[[str, str | None], PromptTemplate] = load_prompt
     usage: UsageLedger = field(default_factory=UsageLedger)
     """Every model call of the turn, the builds' too."""
+    tokens: TokenCounter = field(default_factory=local_token_counter)
+    """Counts tokens for the budgets (``agents.tokens``)."""
 
     def build_runtime(self, committer: Committer) -> TurnRuntime:
         """The runtime of one workflow's build: same models, limits and ledger."""
@@ -119,6 +122,7 @@ class PlanRuntime(RecordsCalls):
             committer=committer,
             prompt_loader=self.prompt_loader,
             usage=self.usage,
+            tokens=self.tokens,
         )
 
 
