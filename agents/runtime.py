@@ -8,6 +8,7 @@ committer that persists each mutation before it is published.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -28,6 +29,22 @@ if TYPE_CHECKING:
     from agents.events import RunProgressEvent
 
 log = logging.getLogger(__name__)
+
+_BARE_DESCRIPTION = re.compile(r"^\s*(?:OpenFn adaptor for\s+(.*?))?\.?\s*$", re.IGNORECASE)
+
+
+def _says_only_its_name(name: str, description: str) -> bool:
+    """Whether a catalogue description is empty or "OpenFn adaptor for <its name>." (any
+    case, spacing or punctuation): it says nothing the name does not."""
+    found = _BARE_DESCRIPTION.match(description)
+    if found is None:
+        return False
+    said = found.group(1) or ""
+
+    def letters(text: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", text.lower())
+
+    return not said or letters(said) == letters(name)
 
 
 class CommitError(PlanwrightError):
@@ -209,9 +226,19 @@ class TurnRuntime(RecordsCalls):
 
     @cached_property
     def adaptor_list(self) -> str:
-        return "\n".join(
-            f"- {a.short_name}: {a.description}" for a in self.tools.catalogue.adaptors.values()
-        )
+        """The adaptors for the planner's system prompt: one line each with what it does;
+        those whose description only repeats their name ("OpenFn adaptor for X.") are
+        named together on one line (a third of the list's tokens, on every request)."""
+        described: list[str] = []
+        named: list[str] = []
+        for adaptor in self.tools.catalogue.adaptors.values():
+            if _says_only_its_name(adaptor.short_name, adaptor.description or ""):
+                named.append(adaptor.short_name)
+            else:
+                described.append(f"- {adaptor.short_name}: {adaptor.description}")
+        if named:
+            described.append("- also, without a description here: " + ", ".join(named))
+        return "\n".join(described)
 
     def document(self, yaml: str, version: int) -> WorkflowDocument:
         """The live document for ``version``: reused across nodes, parsed only when needed."""

@@ -16,6 +16,12 @@ EDGES_HEADING = "Edges (on_job_success unless another condition is shown):"
 """The default condition is left off each edge line: on a 200-step chain that is a
 fifth of the structure's tokens, sent with every request of a turn."""
 """First line of :func:`render_changes` (what readers of tool results split on)."""
+CHAINED_HEADING = (
+    "Edges (on_job_success unless another condition is shown; a line "
+    "'a -> b -> c' is the two edges a -> b and b -> c):"
+)
+"""The structure's edge heading when plain edges are written as chains: a long
+sequence of steps costs one key per step instead of a line per edge."""
 UNREACHABLE_HEADING = "Not reached from any trigger, so never run:"
 """Last line of :func:`render_structure` when steps no trigger reaches exist."""
 
@@ -91,8 +97,10 @@ def render_structure(structure: Structure) -> str:
         lines.extend(_job_line(job) for job in view["jobs"])
     lines.extend(_trigger_line(trigger) for trigger in view["triggers"])
     if view["edges"]:
-        lines.append(EDGES_HEADING)
-        lines.extend(_edge_line(edge) for edge in view["edges"])
+        edge_lines = _edge_lines(view["edges"])
+        chained = any(line.count(" -> ") > 1 for line in edge_lines)
+        lines.append(CHAINED_HEADING if chained else EDGES_HEADING)
+        lines.extend(edge_lines)
     # Said once per turn with the chart (tool results note it after each change too).
     stranded = unreachable_jobs(structure)
     if stranded:
@@ -168,6 +176,22 @@ def _trigger_line(trigger: dict[str, Any]) -> str:
     state = "enabled" if trigger["enabled"] else "disabled"
     schedule = f" '{trigger['cron_expression']}'" if "cron_expression" in trigger else ""
     return f"Trigger {trigger['key']}: {trigger['type']}{schedule}, {state}"
+
+
+def _edge_lines(edges: list[dict[str, Any]]) -> list[str]:
+    """Edge lines in order; a plain edge (on success, no label, enabled) that leaves
+    where the line before it ends extends that line into a chain."""
+    lines: list[str] = []
+    chain_end: str | None = None
+    for edge in edges:
+        line = _edge_line(edge)
+        plain = line == f"- {edge['source']} -> {edge['target']}"
+        if plain and chain_end is not None and edge["source"] == chain_end:
+            lines[-1] += f" -> {edge['target']}"
+        else:
+            lines.append(line)
+        chain_end = edge["target"] if plain else None
+    return lines
 
 
 def _edge_line(edge: dict[str, Any]) -> str:
