@@ -6,7 +6,7 @@ Counts come from a :class:`~agents.tokens.TokenCounter`: the Messages API's own
 The history is trimmed in blocks so that consecutive turns send the same
 earlier messages, which the prompt cache can then read instead of writing them
 again: it grows until it passes the budget (the high-water mark), and only then
-are the oldest exchanges dropped, down to half the budget (the low-water mark).
+are the oldest exchanges dropped, down to a quarter of it (the low-water mark).
 Where the history starts is worked out from the history alone (the same walk
 over the same messages gives the same start), so no state is kept between turns.
 """
@@ -21,8 +21,13 @@ from tools.errors import PlanwrightError
 __all__ = ["LOW_WATER", "MessageTooLongError", "check_message", "trim_history"]
 
 TRIMMED = "\n[… the rest of this earlier message is left out to keep the conversation short]"
-LOW_WATER = 0.5
-"""After a trim the history is at most this share of the budget."""
+LOW_WATER = 0.25
+"""After a trim the history is at most this share of the budget.
+
+The turn that trims writes the history it keeps to the cache anew (its prefix
+changed): keeping a quarter keeps that turn's extra cost small (within ~15% of a
+turn like it, ``bench/session_cost.py``), and the next trim is a budget's three
+quarters of conversation away."""
 
 
 class MessageTooLongError(PlanwrightError):
