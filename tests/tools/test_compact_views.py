@@ -10,7 +10,12 @@ from pydantic import BaseModel
 
 from agents.runtime import TurnRuntime, _says_only_its_name
 from tools.document import WorkflowDocument
-from tools.document.redaction import CHAINED_HEADING, EDGES_HEADING, render_structure
+from tools.document.redaction import (
+    CHAINED_HEADING,
+    EDGES_HEADING,
+    STEPS_HEADING,
+    render_structure,
+)
 from tools.registry import run_tool
 from tools.schema import input_schema
 
@@ -85,3 +90,22 @@ def test_adaptors_whose_description_is_only_their_name_are_named_together() -> N
     assert "- http: " in listing and lines[-1].startswith("- also, without a description here:")
     assert "azure-storage" in lines[-1] and "Azure Storage" not in listing
     assert any(line.startswith("- cht: ") for line in lines)
+
+
+def test_a_step_leaves_out_the_adaptor_of_the_step_above_it() -> None:
+    doc = WorkflowDocument.from_yaml(
+        CHAIN.replace(
+            "c: {name: C, adaptor: '@openfn/language-http@latest'}",
+            "c: {name: C, adaptor: '@openfn/language-fhir@latest'}",
+        )
+    )
+    lines = _lines(render_structure(doc.structure))
+    assert STEPS_HEADING in lines
+    steps = lines[lines.index(STEPS_HEADING) + 1 : lines.index(STEPS_HEADING) + 6]
+    assert steps == [
+        "- a: 'A' [http] (no code)",
+        "- b: 'B' (no code)",  # http, as above
+        "- c: 'C' [fhir] (no code)",  # a change of adaptor is always shown
+        "- d: 'D' [http] (no code)",
+        "- e: 'E' (no code)",
+    ]

@@ -16,6 +16,8 @@ EDGES_HEADING = "Edges (on_job_success unless another condition is shown):"
 """The default condition is left off each edge line: on a 200-step chain that is a
 fifth of the structure's tokens, sent with every request of a turn."""
 """First line of :func:`render_changes` (what readers of tool results split on)."""
+STEPS_HEADING = "Steps (a step without [adaptor] uses the adaptor of the step above it):"
+"""The structure chart's step heading (``render_changes`` shows every step's adaptor)."""
 CHAINED_HEADING = (
     "Edges (on_job_success unless another condition is shown; a line "
     "'a -> b -> c' is the two edges a -> b and b -> c):"
@@ -93,8 +95,14 @@ def render_structure(structure: Structure) -> str:
     if not view["jobs"]:
         lines.append("Steps: (none)")
     else:
-        lines.append("Steps:")
-        lines.extend(_job_line(job) for job in view["jobs"])
+        lines.append(STEPS_HEADING)
+        previous = None
+        for job in view["jobs"]:
+            # A step whose adaptor is the one above leaves it out: most workflows run
+            # long stretches on one adaptor, and the chart is on every request.
+            short = adaptor_short_name(job["adaptor"])
+            lines.append(_job_line(job, show_adaptor=short != previous))
+            previous = short
     lines.extend(_trigger_line(trigger) for trigger in view["triggers"])
     if view["edges"]:
         edge_lines = _edge_lines(view["edges"])
@@ -164,12 +172,12 @@ def render_changes(structure: Structure, changes: Sequence[Change]) -> str:
     return "\n".join(lines)
 
 
-def _job_line(job: dict[str, Any]) -> str:
+def _job_line(job: dict[str, Any], *, show_adaptor: bool = True) -> str:
     # "(N lines)" of code / "(no code)": short, since it repeats on every step.
     code = f"{job['code_lines']} lines" if job["has_code"] else "no code"
-    short = adaptor_short_name(job["adaptor"])
+    adaptor = f" [{adaptor_short_name(job['adaptor'])}]" if show_adaptor else ""
     credential = f" credential {job['credential']!r}" if "credential" in job else ""
-    return f"- {job['key']}: {job['name']!r} [{short}]{credential} ({code})"
+    return f"- {job['key']}: {job['name']!r}{adaptor}{credential} ({code})"
 
 
 def _trigger_line(trigger: dict[str, Any]) -> str:
