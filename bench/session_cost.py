@@ -50,6 +50,7 @@ from agents.models.base import Usage
 from agents.models.factory import DEFAULT_MODEL_IDS
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, TurnRuntime
+from agents.state import TurnInput
 from agents.tokens import local_token_counter
 from agents.usage import DEFAULT_PRICES, call_cost
 from bench.edit_latency import build_document
@@ -145,7 +146,7 @@ async def _session(server: FakeAnthropicServer) -> dict[str, Any]:
             runtime = TurnRuntime(
                 models={"router": model, "planner": model, "job_code": model}, config=config
             )
-            payload = {
+            payload: TurnInput = {
                 "turn_id": f"session-{turn}",
                 "user_text": text,
                 "yaml": yaml,
@@ -153,7 +154,7 @@ async def _session(server: FakeAnthropicServer) -> dict[str, Any]:
                 "history": history,
             }
             runner = TurnRunner(graph)
-            async for _ in runner.start(payload, runtime):  # type: ignore[arg-type]
+            async for _ in runner.start(payload, runtime):
                 pass
             state = await runner.state(payload["turn_id"])
             yaml, version = state["yaml"], state["version"]
