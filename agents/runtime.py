@@ -8,6 +8,7 @@ committer that persists each mutation before it is published.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agents.models.base import ChatModel, ModelRole
 from agents.models.deadline import Deadline, DeadlineModel
 from agents.models.pause import PauseContinuingModel
+from agents.tokens import TokenCounter, local_token_counter
 from agents.usage import DEFAULT_PRICES, ModelPrice, RecordingModel, UsageLedger
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
@@ -29,6 +31,22 @@ if TYPE_CHECKING:
     from agents.events import RunProgressEvent
 
 log = logging.getLogger(__name__)
+
+_BARE_DESCRIPTION = re.compile(r"^\s*(?:OpenFn adaptor for\s+(.*?))?\.?\s*$", re.IGNORECASE)
+
+
+def _says_only_its_name(name: str, description: str) -> bool:
+    """Whether a catalogue description is empty or "OpenFn adaptor for <its name>." (any
+    case, spacing or punctuation): it says nothing the name does not."""
+    found = _BARE_DESCRIPTION.match(description)
+    if found is None:
+        return False
+    said = found.group(1) or ""
+
+    def letters(text: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", text.lower())
+
+    return not said or letters(said) == letters(name)
 
 
 class CommitError(PlanwrightError):
@@ -143,9 +161,10 @@ class AgentConfig:
     max_tokens: int = 4096
     """``max_tokens`` of every model request."""
     history_token_budget: int = 8000
-    """Estimated tokens of earlier turns sent with each request; the newest are kept."""
-    max_message_chars: int = 20000
-    """Longest user message a turn accepts (``message_too_long`` beyond it)."""
+    """Tokens of earlier turns sent with each request: the high-water mark of the block
+    trimming (``agents.budget``); the newest are kept."""
+    max_message_tokens: int = 6000
+    """Longest user message a turn accepts, in tokens (``message_too_long`` beyond it)."""
     max_tokens_retry: int = 16384
     """``max_tokens`` of the one retry of a planner round whose tool call was cut off."""
     router_min_confidence: int = 3
@@ -221,6 +240,8 @@ class TurnRuntime(RecordsCalls):
     deadline: Deadline | None = None
     """When this run must end (``None``: ``config.turn_deadline_s`` from now); a resumed
     turn is a new run with a new deadline."""
+    tokens: TokenCounter = field(default_factory=local_token_counter)
+    """Counts tokens for the budgets: the API's count with a key, a local BPE without."""
     _doc: WorkflowDocument | None = field(default=None, repr=False)
     """The parsed document, kept between nodes while it matches ``_doc_version``."""
     _doc_version: int | None = field(default=None, repr=False)
@@ -228,9 +249,19 @@ class TurnRuntime(RecordsCalls):
 
     @cached_property
     def adaptor_list(self) -> str:
-        return "\n".join(
-            f"- {a.short_name}: {a.description}" for a in self.tools.catalogue.adaptors.values()
-        )
+        """The adaptors for the planner's system prompt: one line each with what it does;
+        those whose description only repeats their name ("OpenFn adaptor for X.") are
+        named together on one line (a third of the list's tokens, on every request)."""
+        described: list[str] = []
+        named: list[str] = []
+        for adaptor in self.tools.catalogue.adaptors.values():
+            if _says_only_its_name(adaptor.short_name, adaptor.description or ""):
+                named.append(adaptor.short_name)
+            else:
+                described.append(f"- {adaptor.short_name}: {adaptor.description}")
+        if named:
+            described.append("- also, without a description here: " + ", ".join(named))
+        return "\n".join(described)
 
     def document(self, yaml: str, version: int) -> WorkflowDocument:
         """The live document for ``version``: reused across nodes, parsed only when needed."""

@@ -61,6 +61,8 @@ class TurnState(TurnInput, total=False):
     """Where the router sent the turn: ``planner`` or ``job_code``."""
     messages: list[dict[str, Any]]
     """The planner's conversation for this turn (Messages API blocks, tool traffic too)."""
+    history_messages: int
+    """How many of ``messages`` are earlier turns (the cacheable prefix of every round)."""
     pending: list[dict[str, Any]]
     """The tool_use blocks of the planner's last reply, still to run."""
     approvals: dict[str, bool]

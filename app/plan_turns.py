@@ -148,12 +148,15 @@ class PlanTurnService:
             config=turns.config,
             tools=turns.tools,
             prompt_loader=turns.prompt_loader,
+            tokens=turns.tokens,
         )
 
     async def run(self, request: TurnRequest, send: Send, *, mode: str | None) -> None:
         session = request.session
         try:
-            check_message(request.content, self.turns.config.max_message_chars)
+            await check_message(
+                request.content, self.turns.config.max_message_tokens, self.turns.tokens
+            )
             project_id = await self.project_of(session)
         except (MessageTooLongError, PlanwrightError) as exc:
             await send(error_frame(exc.code, exc.message))

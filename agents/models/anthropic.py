@@ -1,9 +1,11 @@
 """``AnthropicModel``: the Messages API through the official ``anthropic`` SDK.
 
 Every call streams (``client.messages.stream``) so answer text reaches
-``on_text`` as it is produced. The system prompt, the tool list and the newest
-user messages are marked for prompt caching (a rolling breakpoint, so each
-round reads the rounds before it from the cache). Retries and timeouts are the
+``on_text`` as it is produced. The request is laid out for the prompt cache:
+tools, system, the earlier turns, then the turn's own material; breakpoints sit
+on the system prompt, at the end of the earlier turns (what the next turn reads)
+and on the newest user messages (a rolling breakpoint, so each round reads the
+rounds before it). Retries and timeouts are the
 SDK's own (``max_retries`` and ``timeout`` on the client); this module only
 translates what is left after them into Planwright's model errors. The API key
 never appears in a message, a log line or ``repr``.
@@ -59,13 +61,18 @@ _NO_CREDENTIALS = "Could not resolve authentication method"
 MID_STREAM_RETRIES = 1
 """Retries of a stream that failed mid-way with a transient error before any text was
 used. The SDK retries failed responses, not a 200 whose SSE stream later fails."""
+MAX_BREAKPOINTS = 4
+"""The API's limit on ``cache_control`` blocks per request."""
 MESSAGE_BREAKPOINTS = 2
-"""Breakpoints on the conversation: its newest user message, and the one before it.
+"""Rolling breakpoints on this turn's own messages: its newest user message, and the one
+before it.
 
-With the system prompt's and the tools' that makes the API's maximum of 4. The
-newest one writes the whole conversation so far to the cache; the one before
-sits where the previous request's newest one was, so the next round reads
-everything up to it even when a round added more than the API's 20-block lookback.
+With the system prompt's (which caches the tools before it too) and the end of the
+earlier turns' that makes the API's maximum of 4. The newest one writes the turn so
+far to the cache; the one before sits where the previous round's newest one was, so
+the next round reads everything up to it even when a round added more than the API's
+20-block lookback. The earlier turns' breakpoint is what the next turn reads: it sends
+the same history again (grown by this turn's exchange, or trimmed in a block).
 """
 
 
@@ -87,26 +94,42 @@ def _spent(exc: BaseException, billed: list[Usage], model_id: str) -> BaseExcept
     return exc
 
 
-def rolling_breakpoints(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``messages`` with a cache breakpoint on the last block of the newest user messages.
+def _marked(message: dict[str, Any]) -> dict[str, Any] | None:
+    """``message`` with a breakpoint on its last block, or ``None`` if it has no block."""
+    content = message.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    if not blocks or (isinstance(content, str) and not content):
+        return None
+    return {**message, "content": [*blocks[:-1], {**blocks[-1], "cache_control": dict(EPHEMERAL)}]}
+
+
+def rolling_breakpoints(
+    messages: list[dict[str, Any]], history_messages: int = 0, *, limit: int = MESSAGE_BREAKPOINTS
+) -> list[dict[str, Any]]:
+    """``messages`` with cache breakpoints: on the last block of the earlier turns (the
+    first ``history_messages``), and on the newest user messages after them, ``limit``
+    breakpoints in all at most.
 
     Copies what it marks; the caller's messages are never modified.
     """
     out = list(messages)
     marked = 0
-    for index in range(len(out) - 1, -1, -1):
-        if marked == MESSAGE_BREAKPOINTS:
+    end = min(history_messages, len(out))
+    if end and limit:
+        done = _marked(out[end - 1])
+        if done is not None:
+            out[end - 1] = done
+            marked += 1
+    rolling = min(MESSAGE_BREAKPOINTS, limit - marked)
+    for index in range(len(out) - 1, end - 1, -1):
+        if rolling <= 0:
             break
-        message = out[index]
-        if message.get("role") != "user":
+        if out[index].get("role") != "user":
             continue
-        content = message.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        if not blocks or (isinstance(content, str) and not content):
-            continue
-        blocks = [*blocks[:-1], {**blocks[-1], "cache_control": dict(EPHEMERAL)}]
-        out[index] = {**message, "content": blocks}
-        marked += 1
+        done = _marked(out[index])
+        if done is not None:
+            out[index] = done
+            rolling -= 1
     return out
 
 
@@ -193,10 +216,16 @@ class AnthropicModel:
 
         The caller's tool dicts are copied, never modified.
         """
+        # The API reads tools, then system, then messages: one breakpoint on the system
+        # prompt caches the tools too (the tools' own only when there is no system).
         params: dict[str, Any] = {
             "model": self.model_for(request.role),
             "max_tokens": request.max_tokens,
-            "messages": rolling_breakpoints(request.messages),
+            "messages": rolling_breakpoints(
+                request.messages,
+                request.history_messages,
+                limit=MAX_BREAKPOINTS - (1 if request.system or request.tools else 0),
+            ),
         }
         if request.system:
             params["system"] = [
@@ -204,7 +233,8 @@ class AnthropicModel:
             ]
         if request.tools:
             tools = list(request.tools)
-            tools[-1] = {**tools[-1], "cache_control": dict(EPHEMERAL)}
+            if not request.system:
+                tools[-1] = {**tools[-1], "cache_control": dict(EPHEMERAL)}
             params["tools"] = tools
         if request.tool_choice is not None:
             params["tool_choice"] = request.tool_choice

@@ -84,6 +84,9 @@ class ModelRequest:
     prompt_name: str | None = None
     prompt_version: str | None = None
     prompt_hash: str | None = None
+    history_messages: int = 0
+    """How many of ``messages`` are earlier turns: the part the next turn sends again
+    unchanged, so a client with a prompt cache marks the cache up to there."""
 
 
 @dataclass

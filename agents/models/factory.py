@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import anthropic
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -22,6 +23,7 @@ from agents.models.anthropic import AnthropicModel
 from agents.models.base import ChatModel, ModelRole
 from agents.models.catalog import DEFAULT_MODEL_IDS, Provider, check_model_ids
 from agents.models.providers import CloudSettings, build_client, provider_ids
+from agents.tokens import TokenCounter, local_token_counter
 
 ROLES: tuple[ModelRole, ...] = ("router", "planner", "job_code")
 
@@ -143,6 +145,21 @@ def build_models(config: ModelConfig) -> dict[ModelRole, ChatModel]:
             )
         return dict.fromkeys(ROLES, claude)
     return offline_models()
+
+
+def token_counter(models: Mapping[ModelRole, ChatModel]) -> TokenCounter:
+    """What counts the budgets: the Messages API's ``count_tokens`` when the planner is
+    Claude, the local BPE tokenizer otherwise (``agents.tokens``)."""
+    planner = models.get("planner")
+    # Bedrock's client refuses count_tokens outright ("not supported in Bedrock yet"):
+    # counting there would fail and fall back on every text, so count locally at once.
+    if isinstance(planner, AnthropicModel) and not isinstance(
+        planner.client, anthropic.AsyncAnthropicBedrock
+    ):
+        from agents.models.anthropic_count import ApiTokenCounter
+
+        return ApiTokenCounter(planner)
+    return local_token_counter()
 
 
 def offline_models() -> dict[ModelRole, ChatModel]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agents.budget import trim_history
+from agents.conversation import Conversation, earlier_turns
 from agents.events import DeltaEvent
 from agents.models.base import ModelRequest, RequestContext
 from agents.nodes.route import page_context
@@ -29,7 +29,9 @@ BUDGET_SPENT_NOTE = (
 )
 
 
-def first_messages(state: TurnState, rt: TurnRuntime) -> list[dict[str, Any]]:
+def first_message(state: TurnState, rt: TurnRuntime) -> dict[str, Any]:
+    """The turn's own material after the earlier turns: the structure, the page, the
+    mode, errors and the last failed run, and the user's message."""
     doc = rt.document(state["yaml"], state["version"])
     errors = state.get("errors")
     errors_block = (
@@ -62,8 +64,11 @@ def first_messages(state: TurnState, rt: TurnRuntime) -> list[dict[str, Any]]:
     plan_context = state.get("plan_context")
     if plan_context:  # a plan turn building one of its workflows
         content = rt.prompt("plan_build").render(plan=plan_context) + "\n\n" + content
-    history = trim_history(state.get("history") or [], rt.config.history_token_budget)
-    return [*_history_messages(history), {"role": "user", "content": content}]
+    return {"role": "user", "content": content}
+
+
+async def conversation(state: TurnState, rt: TurnRuntime) -> Conversation:
+    return await earlier_turns(state.get("history"), rt.config.history_token_budget, rt.tokens)
 
 
 FEEDBACK_NOTE = "The user answered the confirmation with these words:"
@@ -80,28 +85,13 @@ def _with_feedback(messages: list[dict[str, Any]], feedback: str | None) -> list
     return [*messages[:-1], {**last, "content": [*blocks, {"type": "text", "text": text}]}]
 
 
-def _history_messages(history: list[dict[str, str]]) -> list[dict[str, Any]]:
-    """Prior turns as alternating user/assistant text, starting with the user."""
-    out: list[dict[str, Any]] = []
-    for item in history:
-        role, text = item.get("role"), item.get("content") or ""
-        if role not in ("user", "assistant") or not text:
-            continue
-        if not out and role == "assistant":
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1] = {"role": role, "content": f"{out[-1]['content']}\n\n{text}"}
-        else:
-            out.append({"role": role, "content": text})
-    if out and out[-1]["role"] == "user":
-        out.pop()  # an unanswered message (e.g. a failed turn) would break alternation
-    return out
-
-
 async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
     rt = runtime.context
     doc = rt.document(state["yaml"], state["version"])
-    messages = list(state.get("messages") or first_messages(state, rt))
+    earlier = await conversation(state, rt)
+    messages = list(state.get("messages") or [*earlier.messages, first_message(state, rt)])
+    # Where the earlier turns end, also in later rounds (they are never changed).
+    history_count = int(state.get("history_messages", len(earlier.messages)))
     messages = _with_feedback(messages, state.get("confirmation_feedback"))
     budget_spent = state.get("tool_calls", 0) >= rt.config.max_tool_calls
     if budget_spent:
@@ -128,11 +118,12 @@ async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
             read_only=bool(state.get("read_only")),
             errors=state.get("errors"),
             last_run=state.get("last_run"),
-            history=trim_history(state.get("history") or [], rt.config.history_token_budget),
+            history=earlier.history,
         ),
         prompt_name=prompt.name,
         prompt_version=prompt.version,
         prompt_hash=prompt.hash,
+        history_messages=history_count,
     )
     response = await ask_planner(rt, request, on_text)
     pending = [] if budget_spent else response.tool_uses
@@ -144,6 +135,7 @@ async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
             messages.append({"role": "assistant", "content": text_only})
         return {
             "messages": messages,
+            "history_messages": history_count,
             "pending": [],
             "final_text": final,
             "confirmation_feedback": None,
@@ -151,6 +143,7 @@ async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
     messages.append({"role": "assistant", "content": response.content})
     update: dict[str, Any] = {
         "messages": messages,
+        "history_messages": history_count,
         "pending": pending,
         "confirmation_feedback": None,
     }

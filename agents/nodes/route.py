@@ -46,7 +46,8 @@ def page_context(state: TurnState) -> str:
 
 
 async def route_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[str, Any]:
-    check_message(state["user_text"], runtime.context.config.max_message_chars)
+    rt = runtime.context
+    await check_message(state["user_text"], rt.config.max_message_tokens, rt.tokens)
     destination = await _decide(state, runtime.context)
     runtime.stream_writer(RouteEvent(destination=destination))
     return {"route": destination}

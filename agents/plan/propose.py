@@ -1,8 +1,9 @@
 """Proposing a plan: the planner calls ``propose_plan``, the plan is checked, stored
 and handed to review (DESIGN §5a.1-2, .5).
 
-Every proposal starts a fresh conversation: the spec (or, when revising, the plan
-under review and the user's feedback) is in its one user message, so a revision
+Every proposal starts from the session's earlier turns (the same trimmed history
+every mode sends, ``agents.conversation``) and then one user message with the spec
+(or, when revising, the plan under review and the user's feedback), so a revision
 never depends on tool traffic of earlier proposals. A plan that does not hold
 goes back to the model as an error result naming each problem, a few times at
 most; a reply without a plan is the turn's answer and changes nothing. Feedback the
@@ -18,7 +19,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from agents.budget import trim_history
+from agents.conversation import earlier_turns
 from agents.events import DeltaEvent, MessageEvent
 from agents.models.base import ModelRequest, RequestContext
 from agents.nodes.stop_reasons import ask_planner, stop_text
@@ -90,10 +91,11 @@ async def propose_node(state: PlanState, runtime: Runtime[PlanRuntime]) -> dict[
     built = record.built_plan if record is not None else None
     project = _project_view(state, under_review or built, revising)
     text = (state.get("feedback") or "") if revising else state["user_text"]
+    earlier = await earlier_turns(state.get("history"), rt.config.history_token_budget, rt.tokens)
     messages: list[dict[str, Any]] = [
-        {"role": "user", "content": _user_message(rt, state, project, text)}
+        *earlier.messages,
+        {"role": "user", "content": _user_message(rt, state, project, text)},
     ]
-    history = trim_history(state.get("history") or [], rt.config.history_token_budget)
     prompt = rt.prompt("project_planner")
 
     async def on_text(chunk: str) -> None:
@@ -108,10 +110,11 @@ async def propose_node(state: PlanState, runtime: Runtime[PlanRuntime]) -> dict[
             tools=plan_tool_definitions(),
             tool_choice={"type": "auto"},
             max_tokens=rt.config.max_tokens,
-            context=RequestContext(user_text=text, history=history, project=project),
+            context=RequestContext(user_text=text, history=earlier.history, project=project),
             prompt_name=prompt.name,
             prompt_version=prompt.version,
             prompt_hash=prompt.hash,
+            history_messages=len(earlier.messages),
         )
         response = await ask_planner(rt, request, on_text)
         stopped = stop_text(response, budget_spent=False, changed=False)

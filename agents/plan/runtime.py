@@ -22,6 +22,7 @@ from langgraph.graph.state import CompiledStateGraph
 from agents.models.base import ChatModel, ModelRole
 from agents.models.deadline import Deadline
 from agents.runtime import AgentConfig, Committer, InMemoryCommitter, RecordsCalls, TurnRuntime
+from agents.tokens import TokenCounter, local_token_counter
 from agents.usage import UsageLedger
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
@@ -113,6 +114,8 @@ class PlanRuntime(RecordsCalls):
     deadline: Deadline | None = None
     """When this run must end, its builds included (``None``: ``config.turn_deadline_s``
     from now)."""
+    tokens: TokenCounter = field(default_factory=local_token_counter)
+    """Counts tokens for the budgets (``agents.tokens``)."""
 
     def build_runtime(self, committer: Committer) -> TurnRuntime:
         """The runtime of one workflow's build: same models, limits and ledger."""
@@ -124,6 +127,7 @@ class PlanRuntime(RecordsCalls):
             prompt_loader=self.prompt_loader,
             usage=self.usage,
             deadline=self.deadline,
+            tokens=self.tokens,
         )
 
 

@@ -57,7 +57,7 @@ class PageContext(_Frame):
 class TurnFrame(_Frame):
     type: Literal["turn"]
     # No length bound here: the frame size limit bounds it, and the configured
-    # PLANWRIGHT_MAX_MESSAGE_CHARS answers message_too_long (app.turns).
+    # PLANWRIGHT_MAX_MESSAGE_TOKENS answers message_too_long (app.turns).
     content: ClientText = Field(min_length=1)
     context: PageContext = Field(default_factory=PageContext)
     errors: ClientText | None = Field(None, max_length=20_000)

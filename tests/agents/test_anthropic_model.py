@@ -141,7 +141,7 @@ async def test_tool_use_input_is_a_dict(
     assert "".join(sink.chunks) == "Adding it."
 
 
-async def test_request_marks_system_last_tool_and_newest_message_for_caching(
+async def test_request_marks_system_and_newest_message_for_caching(
     fake_anthropic: FakeAnthropicServer, make_model: MakeModel
 ) -> None:
     fake_anthropic.queue(text_reply("ok"))
@@ -152,8 +152,8 @@ async def test_request_marks_system_last_tool_and_newest_message_for_caching(
 
     sent = fake_anthropic.requests[0]
     assert sent.system == [{"type": "text", "text": SYSTEM, "cache_control": {"type": "ephemeral"}}]
-    assert sent.tools[-1] == {**TOOLS[-1], "cache_control": {"type": "ephemeral"}}
-    assert "cache_control" not in sent.tools[0]
+    # the system prompt's breakpoint caches the tools before it too
+    assert all("cache_control" not in tool for tool in sent.tools)
     assert [t["name"] for t in sent.tools] == ["add_jobs", "remove_jobs"]
     assert sent.tool_choice == choice
     assert sent.max_tokens == 321
@@ -433,3 +433,31 @@ def test_rolling_breakpoints_mark_the_two_newest_user_messages_only() -> None:
         {"type": "text", "text": "second", "cache_control": {"type": "ephemeral"}}
     ]
     assert marked[4]["content"] == [{**result, "cache_control": {"type": "ephemeral"}}]
+
+
+def test_breakpoints_mark_the_end_of_the_earlier_turns_and_stay_within_four() -> None:
+    from agents.models.anthropic import MAX_BREAKPOINTS, rolling_breakpoints
+
+    earlier: list[dict[str, Any]] = [
+        {"role": "user", "content": "old question"},
+        {"role": "assistant", "content": "old answer"},
+    ]
+    turn: list[dict[str, Any]] = [
+        {"role": "user", "content": "structure and message"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "x", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]},
+    ]
+    marked = rolling_breakpoints([*earlier, *turn], len(earlier), limit=MAX_BREAKPOINTS - 1)
+    flags = ["cache_control" in m["content"][-1] for m in marked if isinstance(m["content"], list)]
+    assert marked[0] == earlier[0]  # only the last message of the earlier turns is marked
+    assert marked[1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert flags == [True, True, False, True]  # history end, then the two newest user messages
+    first_round = rolling_breakpoints([*earlier, turn[0]], len(earlier), limit=3)
+    # in a turn's first round the newest user message is the turn's own: one breakpoint
+    assert "cache_control" in first_round[2]["content"][-1]
+    assert "cache_control" not in str(first_round[0])
+    tight = rolling_breakpoints([*earlier, *turn], len(earlier), limit=2)
+    assert sum("cache_control" in str(m) for m in tight) == 2

@@ -33,7 +33,7 @@ async def test_tool_round_then_streamed_answer(fake_anthropic: FakeAnthropicServ
     first, second = fake_anthropic.requests
     assert first.model == "claude-opus-4-5" and first.stream
     assert first.system[0]["cache_control"] == {"type": "ephemeral"}
-    assert first.tools[-1]["cache_control"] == {"type": "ephemeral"}
+    assert not any("cache_control" in t for t in first.tools)  # the system's covers them
     assert {t["name"] for t in first.tools} >= {"add_jobs", "call_job_code_agent"}
     assert second.messages[-1]["content"][0]["type"] == "tool_result"
     # the rolling breakpoint caches the whole planner request; input is all cache tokens

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from agents.models import ScriptedModel
 from tests.agents.helpers import resume, run
 
@@ -53,26 +55,45 @@ async def test_removed_entries_are_named_in_the_result() -> None:
     assert "Removed: edge fetch->check" in result, result
 
 
-def test_history_keeps_the_newest_messages_within_the_budget() -> None:
-    from agents.budget import TRIMMED, estimate_tokens, trim_history
-
-    history = [
-        {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " + "x" * 400}
-        for i in range(40)
+def _exchange(i: int) -> list[dict[str, str]]:
+    return [
+        {"role": "user", "content": f"question {i}: " + "about the intake steps " * 20},
+        {"role": "assistant", "content": f"answer {i}: " + "the steps are fine " * 20},
     ]
-    kept = trim_history(history, 1000)
-    assert kept == history[-len(kept) :]  # the newest, in order, untouched
-    assert 0 < len(kept) < 40
-    assert sum(estimate_tokens(m["content"]) for m in kept) <= 1000
-    long_answer = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "y" * 40_000}]
-    trimmed = trim_history(long_answer, 1000)
+
+
+async def test_history_is_trimmed_in_blocks_between_a_high_and_a_low_water_mark() -> None:
+    from agents.budget import LOW_WATER, TRIMMED, trim_history
+    from agents.tokens import local_token_counter
+
+    counter = local_token_counter()
+    budget = 1000
+    history: list[dict[str, str]] = []
+    starts: list[str] = []
+    for i in range(30):
+        history += _exchange(i)
+        kept = await trim_history(history, budget, counter)
+        assert kept == history[-len(kept) :]  # the newest, in order, untouched
+        assert kept[0]["role"] == "user"
+        total = sum(counter.count_now(m["content"]) for m in kept)
+        assert total <= budget
+        if starts and kept[0]["content"] != starts[-1]:  # a trim: down to the low mark
+            assert total <= budget * LOW_WATER + counter.count_now(history[-1]["content"]) * 2
+        starts.append(kept[0]["content"])
+    # most turns send the same first message as the turn before: the cache's prefix holds
+    moves = sum(a != b for a, b in itertools.pairwise(starts))
+    assert 1 <= moves <= len(starts) // 3
+    long_answer = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "y " * 4000}]
+    trimmed = await trim_history(long_answer, budget, counter)
     assert trimmed[-1]["content"].endswith(TRIMMED)
-    assert estimate_tokens(trimmed[-1]["content"]) <= 500
+    assert counter.count_now(trimmed[-1]["content"]) <= budget // 2
     assert trimmed[0] == {"role": "user", "content": "q"}
 
 
 async def test_the_planner_sends_history_trimmed_to_the_configured_budget() -> None:
-    long_answer = "Here is everything about the workflow. " * 2000  # ~20K tokens
+    from agents.tokens import local_token_counter
+
+    long_answer = "Here is everything about the workflow. " * 2000  # ~16K tokens
     history = [
         {"role": "user", "content": "an old question"},
         {"role": "assistant", "content": "an old answer"},
@@ -82,11 +103,12 @@ async def test_the_planner_sends_history_trimmed_to_the_configured_budget() -> N
     model = ScriptedModel([ScriptedModel.text("Sure.")])
     await run(model, "and now?", history=history, config={"history_token_budget": 2000})
     messages = model.requests[0].messages
-    sent = sum(len(str(m["content"])) for m in messages[:-1]) / 4
-    assert sent <= 2000
+    count = local_token_counter().count_now
+    assert sum(count(str(m["content"])) for m in messages[:-1]) <= 2000
     assert messages[-2]["role"] == "assistant" and "left out" in messages[-2]["content"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
     assert model.requests[0].context.history[-1]["content"] == messages[-2]["content"]
+    assert model.requests[0].history_messages == 4
 
 
 async def test_a_message_over_the_limit_is_a_coded_error_before_any_model_call() -> None:
@@ -96,6 +118,13 @@ async def test_a_message_over_the_limit_is_a_coded_error_before_any_model_call()
 
     model = ScriptedModel([])
     with pytest.raises(MessageTooLongError) as info:
-        await run(model, "x" * 101, config={"max_message_chars": 100})
+        await run(model, "referral " * 101, config={"max_message_tokens": 100})
     assert info.value.code == "message_too_long"
+    from agents.tokens import local_token_counter
+
+    counted = local_token_counter().count_now("referral " * 101)
+    assert counted > 100 and f"{counted} tokens" in info.value.message
     assert model.requests == []
+    fits = ScriptedModel([ScriptedModel.text("ok")])
+    await run(fits, "referral " * 90, config={"max_message_tokens": 100})
+    assert len(fits.requests) == 1

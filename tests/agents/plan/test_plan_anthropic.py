@@ -25,7 +25,8 @@ async def test_a_proposal_is_one_accepted_request_with_the_plan_tool(
     assert proposed(events).plan.order == ["intake", "coverage"]
     (request,) = fake_anthropic.requests
     assert [t["name"] for t in request.tools] == ["propose_plan"]
-    assert request.tools[-1]["cache_control"] == {"type": "ephemeral"}
+    # the system prompt's breakpoint caches the tool before it
+    assert request.system[-1]["cache_control"] == {"type": "ephemeral"}
     assert (
         "<user_message>\nIntake, then coverage after intake.\n</user_message>"
         in (request.messages[-1]["content"][0]["text"])
@@ -78,3 +79,28 @@ async def test_a_refusal_stop_is_the_answer_and_nothing_is_stored(
     (message,) = [e for e in events if isinstance(e, MessageEvent)]
     assert message.text == "I can't help with that."
     assert harness.workspace.records == []
+
+
+async def test_a_plan_follow_up_sends_the_plan_conversation_before_its_message(
+    fake_anthropic: FakeAnthropicServer,
+) -> None:
+    """Plan and project turns send the session's history like every other mode, so
+    "the second workflow" means the one the conversation planned."""
+    spec = "Intake takes referrals; then a coverage check after intake."
+    built = "I planned and built 2 workflows: 1. Referral intake, 2. Coverage check."
+    history = [{"role": "user", "content": spec}, {"role": "assistant", "content": built}]
+    fake_anthropic.queue(text_reply("Which fax service should the fallback use?"))
+    harness = PlanHarness(claude(fake_anthropic))
+    follow_up = "now add a fax fallback to the second workflow"
+    await harness.start(follow_up, history=history, mode=None)
+    (request,) = fake_anthropic.requests
+    first, answer, current = request.messages
+    assert (first["role"], answer["role"], current["role"]) == ("user", "assistant", "user")
+    assert first["content"] == spec  # the earlier turns, as they were said
+    assert answer["content"][-1] == {
+        "type": "text",
+        "text": built,
+        "cache_control": {"type": "ephemeral"},  # where the next turn's cache read ends
+    }
+    assert follow_up in current["content"][-1]["text"]
+    assert fake_anthropic.rejected == []

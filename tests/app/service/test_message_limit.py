@@ -19,10 +19,11 @@ def test_a_message_over_the_limit_is_an_error_frame_and_records_nothing(
     model.push(ScriptedModel.text("Hello."))
     _, session_id = setup(client)
     with connect(client, session_id) as ws:
-        ws.send_json(turn("x" * 20_001))  # the default PLANWRIGHT_MAX_MESSAGE_CHARS is 20,000
+        # the default PLANWRIGHT_MAX_MESSAGE_TOKENS is 6,000 (counted with the local BPE)
+        ws.send_json(turn("referral " * 6_001))
         frame = ws.receive_json()
         assert (frame["type"], frame["code"]) == ("error", "message_too_long")
-        assert "20,001 characters" in frame["message"]
+        assert "tokens long; the limit is 6,000" in frame["message"]
         ws.send_json(turn("hello"))  # the connection stays usable
         assert until(ws, "turn.completed")[-1]["type"] == "turn.completed"
     detail = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
