@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tools.base import ReadOutput, ToolContext, ToolResult, ToolSpec
+from tools.catalogue.installed import not_installed_notes
 from tools.document import WorkflowDocument
 from tools.document.redaction import redact
 from tools.document.structure import Draft, RekeyEntry, Structure
@@ -193,7 +194,8 @@ def _run_mutation(
         message=summary,
         changes=draft.changes,
         structure=redact(doc.structure),
-        notes=[p.message for p in after if not p.blocking],
+        notes=[p.message for p in after if not p.blocking]
+        + not_installed_notes(doc.structure, draft.changes, ctx.catalogue),
         mutating=True,
     )
 
