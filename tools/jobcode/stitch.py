@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from tools.base import ToolResult
 from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
+from tools.catalogue.names import split_adaptor
 from tools.document import WorkflowDocument
 from tools.document.refs import require_job
 from tools.document.structure import Change, Draft, UpdateEntry
@@ -30,7 +31,7 @@ def stitch_job_code(
     except PlanwrightError as exc:
         return ToolResult.failure(exc.code, exc.message, mutating=True)
     adaptor = (catalogue or load_catalogue()).get(job.adaptor or "")
-    problems = check_job_code(body, adaptor)
+    problems = check_job_code(body, adaptor, version=split_adaptor(job.adaptor or "")[1])
     if problems:
         return ToolResult.failure(
             problems_error_code(problems),
