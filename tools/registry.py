@@ -24,6 +24,7 @@ from tools.document.validation import Problem, validate
 from tools.edits import (
     add_edges,
     add_jobs,
+    attach_credential,
     call_job_code_agent,
     create_workflow,
     edit_job_code,
@@ -48,6 +49,7 @@ TOOLS: dict[str, ToolSpec[Any]] = {
         update_workflow,
         add_jobs,
         update_jobs,
+        attach_credential,
         remove_jobs,
         add_edges,
         update_edges,
@@ -194,7 +196,11 @@ def _run_mutation(
         message=summary,
         changes=draft.changes,
         structure=redact(doc.structure),
-        notes=[p.message for p in after if not p.blocking]
+        notes=[
+            p.message
+            for p in after
+            if not p.blocking and not (p.once and (p.code, p.subject) in before)
+        ]
         + not_installed_notes(doc.structure, draft.changes, ctx.catalogue),
         mutating=True,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tools.base import ToolResult
 from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
 from tools.catalogue.names import split_adaptor
+from tools.credentials import base_url_warnings
 from tools.document import WorkflowDocument
 from tools.document.refs import require_job
 from tools.document.structure import Change, Draft, UpdateEntry
@@ -48,7 +49,9 @@ def stitch_job_code(
     except DocumentError as exc:  # e.g. the new code would push it past the size limit
         return ToolResult.failure(exc.code, exc.message, mutating=True)
     lines = len([line for line in body.splitlines() if line.strip()])
+    warned = base_url_warnings(doc.structure, catalogue or load_catalogue())
     return ToolResult(
+        notes=[warned[job_key]] if job_key in warned else [],
         ok=True,
         message=f"Wrote {lines} lines of code for {job.name} ({job_key}).",
         changes=draft.changes,

@@ -15,13 +15,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.models.offline.rules import code, edges, messages, questions, runs, steps, trigger
+from agents.models.offline.rules import (
+    code,
+    credentials,
+    edges,
+    messages,
+    questions,
+    runs,
+    steps,
+    trigger,
+)
 from agents.models.offline.rules.base import Rule
 
 RULES: list[Rule] = [
     *runs.RULES,
     *messages.RULES,
     *questions.RULES,
+    *credentials.RULES,
     *edges.RULES,
     *code.RULES,
     *trigger.RULES,
