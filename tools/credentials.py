@@ -32,7 +32,7 @@ MAX_FIELDS = 30
 RAW_SCHEMA = "raw"
 """A credential of any shape: fits every adaptor."""
 
-_NAME = r"^[^\r\n\t]{1,200}$"
+_NAME = r"^[^\r\n\t\x00]{1,200}$"
 _SCHEMA = r"^[a-z0-9][a-z0-9-]{0,63}$"
 _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 # Field names that hold a secret in OpenFn's credential schemas (http's password,

@@ -15,15 +15,22 @@ them on reading anyway). A cron cursor is therefore named by its job's key
 (``cron_cursor_job``). Jobs carry ``name``, ``adaptor``, ``credential`` (a
 name, only when set) and ``body`` (never blank); edges carry ``condition_type``,
 ``condition_expression`` and ``condition_label`` when set, and always
-``enabled`` (the package reads a missing one as disabled). ``credentials: {}``
-is always written: it is how the package recognises a Lightning project.yaml
-before any edge exists.
+``enabled`` (the package reads a missing one as disabled). ``credentials:``
+is always written (``{}`` without any): it is how the package recognises a
+Lightning project.yaml before any edge exists.
+
+Credentials are written as ``@openfn/project`` writes them (its ``to_app_state``):
+keyed ``"<owner>|<name>"``, each ``{name, owner}`` (no schema, no body: Lightning
+holds those), and a job's ``credential`` is that key, which the package reads back
+as the step's ``configuration``. Only the project's credentials that have an owner
+are listed (Lightning finds a credential by owner and name); a step naming any
+other credential keeps its bare name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import LiteralScalarString
@@ -35,16 +42,28 @@ from tools.document.openfn.parts import edge_ends, js_condition, trigger_fields
 from tools.document.yaml_io import dump_yaml
 from tools.errors import DocumentError
 
+if TYPE_CHECKING:
+    from tools.credentials import Credential
 
-def lightning_workflow(doc: WorkflowDocument) -> tuple[str, dict[str, Any]]:
+
+def _listed(credentials: Mapping[str, Credential] | None) -> dict[str, Credential]:
+    """The credentials the file lists, by name: those with an owner."""
+    return {n: c for n, c in (credentials or {}).items() if c.owner}
+
+
+def lightning_workflow(
+    doc: WorkflowDocument, credentials: Mapping[str, Credential] | None = None
+) -> tuple[str, dict[str, Any]]:
     """``(key, workflow)`` for one document, as it sits in ``workflows:``."""
+    listed = _listed(credentials)
     structure = doc.structure
     ids = step_ids(structure)
     jobs: dict[str, Any] = {}
     for key, job in structure.jobs.items():
         entry: dict[str, Any] = {"name": job.name, "adaptor": job.adaptor}
         if job.credential:
-            entry["credential"] = job.credential
+            known = listed.get(job.credential)
+            entry["credential"] = known.lightning_key() if known else job.credential
         entry["body"] = export_body(job.body)
         jobs[ids.jobs[key]] = entry
     triggers = {
@@ -76,7 +95,10 @@ def lightning_workflow(doc: WorkflowDocument) -> tuple[str, dict[str, Any]]:
 
 
 def to_lightning_project(
-    docs: Sequence[WorkflowDocument], *, project_name: str | None = None
+    docs: Sequence[WorkflowDocument],
+    *,
+    project_name: str | None = None,
+    credentials: Mapping[str, Credential] | None = None,
 ) -> dict[str, Any]:
     """The project holding ``docs`` (one workflow each), as plain data.
 
@@ -86,7 +108,7 @@ def to_lightning_project(
     workflows: dict[str, Any] = {}
     names: dict[str, str | None] = {}
     for index, doc in enumerate(docs):
-        key, workflow = lightning_workflow(doc)
+        key, workflow = lightning_workflow(doc, credentials)
         if key in workflows:
             raise DocumentError(
                 f"Workflows {names[key]!r} and {doc.name!r} would both be workflow {key!r} in "
@@ -97,12 +119,21 @@ def to_lightning_project(
         workflows[key] = workflow
         names[key] = doc.name
     name = project_name or next((d.name for d in docs if d.name), None) or "planwright"
-    return {"name": name, "credentials": {}, "workflows": workflows}
+    listed = {
+        c.lightning_key(): {"name": c.name, "owner": c.owner} for c in _listed(credentials).values()
+    }
+    return {"name": name, "credentials": listed, "workflows": workflows}
 
 
-def to_lightning_yaml(docs: Sequence[WorkflowDocument], *, project_name: str | None = None) -> str:
+def to_lightning_yaml(
+    docs: Sequence[WorkflowDocument],
+    *,
+    project_name: str | None = None,
+    credentials: Mapping[str, Credential] | None = None,
+) -> str:
     """:func:`to_lightning_project` as ``project.yaml`` text (bodies as block scalars)."""
-    return dump_yaml(_yaml_tree(to_lightning_project(docs, project_name=project_name)))
+    project = to_lightning_project(docs, project_name=project_name, credentials=credentials)
+    return dump_yaml(_yaml_tree(project))
 
 
 def _yaml_tree(value: Any) -> Any:
