@@ -48,7 +48,8 @@ _PATTERNS = tuple(
 _ALL = re.compile(r"^(?:all|every|each)(?:\s+of)?\s+(?:the\s+)?(?:steps?|jobs?|them)$", re.I)
 _BY_ADAPTOR = (
     re.compile(
-        r"^(?:(?:the|all|every|each)\s+)?(?:of\s+the\s+)?(?P<ad>[\w-]+)\s+(?:steps?|jobs?|ones?)$",
+        r"^(?:(?:the|all|every|each)\s+(?:(?:of\s+)?the\s+)?)?(?P<ad>[\w-]+)\s+"
+        r"(?:steps?|jobs?|ones?)$",
         re.I,
     ),
     re.compile(
@@ -70,10 +71,21 @@ def _credential(match: re.Match[str]) -> str | None:
     return None
 
 
+_NO_STEPS = re.compile(rf"^{_VERB}\s+{_CREDENTIAL}$", re.I)
+
+
 def attach_credential(text: str, view: View, resolver: Resolver) -> Outcome | None:
     match = next((m for p in _PATTERNS if (m := p.match(text.strip()))), None)
     if match is None:
-        return None
+        alone = _NO_STEPS.match(text.strip())
+        name = _credential(alone) if alone else None
+        if name is None:
+            return None
+        return Reply(
+            f'Which steps should use the "{name}" credential? Name them, or say e.g. "use '
+            f'the {name} credential for the http steps". Nothing was changed.',
+            asks=True,
+        )
     name = _credential(match)
     target = match.group("target").strip()
     if name is None:

@@ -75,6 +75,28 @@ CASES = [
         ),
     ),
     Case(
+        "make-all-the-adaptor-steps-use",
+        "referral",
+        "make all the fhir steps use credential fhir-prod",
+        calls=(("attach_credential", {"credential": "fhir-prod", "adaptor": "fhir"}),),
+    ),
+    Case(
+        "needs-to-use",
+        "referral",
+        "get referrals needs to use the payer-portal credential",
+        calls=(
+            ("attach_credential", {"credential": "payer-portal", "job_keys": ["get-referrals"]}),
+        ),
+    ),
+    Case(
+        "no-steps-asks",
+        "referral",
+        "use the payer-portal credential",
+        calls=(),
+        unchanged=True,
+        says=('Which steps should use the "payer-portal" credential',),
+    ),
+    Case(
         "no-name-asks",
         "referral",
         "attach the credential to check coverage",
