@@ -57,9 +57,22 @@ def relative_path_calls(body: str | None, adaptor: Adaptor | None) -> list[str]:
     """The calls in ``body`` (``get('orders')``) that pass ``adaptor`` a relative path."""
     if not body or adaptor is None:
         return []
-    signatures = tuple(
-        (f.name, f.params)
-        for f in adaptor.functions
-        if f.params_known and _PATH_PARAMS.intersection(f.params)
-    )
+    signatures = _signatures(adaptor)
     return list(_relative_paths(body, signatures)) if signatures else []
+
+
+_SIGNATURES: dict[tuple[str, str], tuple[tuple[str, tuple[str, ...]], ...]] = {}
+
+
+def _signatures(adaptor: Adaptor) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The functions of ``adaptor`` that take a path, with their parameters (kept: this
+    runs for every step after every edit)."""
+    key = (adaptor.name, adaptor.version)
+    found = _SIGNATURES.get(key)
+    if found is None:
+        found = _SIGNATURES[key] = tuple(
+            (f.name, f.params)
+            for f in adaptor.functions
+            if f.params_known and _PATH_PARAMS.intersection(f.params)
+        )
+    return found
