@@ -12,6 +12,7 @@ its last committed version.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -130,7 +131,7 @@ class TurnService:
         runtime = TurnRuntime(
             models=self.models,
             config=self.config,
-            tools=self.tools,
+            tools=await self._project_tools(session, workflow_id),
             committer=committer,
             prompt_loader=self.prompt_loader,
             tokens=self.tokens,
@@ -143,6 +144,18 @@ class TurnService:
         else:  # parse it now, off the event loop, rather than in the graph's first node
             await off_loop(runtime.document, yaml, version)
         return runtime
+
+    async def _project_tools(self, session: SessionRecord, workflow_id: str) -> ToolContext:
+        """The tools with the project's credentials, so ``attach_credential`` checks a
+        name against them (the catalogue and docs index stay the shared ones)."""
+        project_id = session.project_id
+        if project_id is None:
+            record = await self.store.get_workflow(workflow_id)
+            project_id = record.project_id if record is not None else None
+        if project_id is None:
+            return self.tools
+        credentials = await self.store.get_credentials(project_id)
+        return dataclasses.replace(self.tools, credentials=credentials.by_name())
 
     def keep_parsed(self, workflow_id: str, doc: WorkflowDocument, version: int) -> None:
         """Offer ``doc``, parsed at committed ``version``, to the next turn on the

@@ -20,6 +20,10 @@ What a catalogue entry lists as functions:
   ``http.post``) except constants (ALL_CAPS) and test hooks (names containing
   ``Mock``); the facts give no parameters for these, so ``params`` is null.
 
+``installed`` is the version of the package that test runs install here
+(``agents/testrun/node/package.json``), null for an adaptor they cannot run:
+the planner's replies say so when a step uses one.
+
 ``exports`` (every top-level name the package exports, language-common's
 re-exports included) and ``namespaces`` are copied as they are: the job-code
 check uses them to decide which calls exist in a step's adaptor.
@@ -42,6 +46,7 @@ DATA = REPO_ROOT / "tools" / "catalogue" / "data"
 FACTS_PATH = DATA / "adaptors.facts.json"
 DESCRIPTIONS_PATH = DATA / "descriptions.json"
 CATALOGUE_PATH = DATA / "adaptors.json"
+RUNTIME_PACKAGE_PATH = REPO_ROOT / "agents" / "testrun" / "node" / "package.json"
 SCHEMA_VERSION = 2
 
 _CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -88,8 +93,14 @@ def catalogue_functions(facts: dict[str, Any]) -> list[tuple[str, list[str] | No
     return listed
 
 
-def generate(facts: dict[str, Any], descriptions: dict[str, Any]) -> dict[str, Any]:
-    """The catalogue document for ``facts`` and ``descriptions`` (pure, deterministic)."""
+def generate(
+    facts: dict[str, Any],
+    descriptions: dict[str, Any],
+    installed: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The catalogue document for ``facts`` and ``descriptions`` (pure, deterministic);
+    ``installed`` maps the packages test runs install here to their versions."""
+    installed = installed or {}
     by_name = {a["name"]: a for a in facts["adaptors"]}
     ours = descriptions.get("adaptors", {})
     unknown = sorted(set(ours) - set(by_name))
@@ -109,6 +120,7 @@ def generate(facts: dict[str, Any], descriptions: dict[str, Any]) -> dict[str, A
                 "name": name,
                 "label": adaptor.get("label"),
                 "version": adaptor["version"],
+                "installed": installed.get(name),
                 "description": mine.get("description") or adaptor_description(adaptor),
                 "functions": [
                     {
@@ -133,12 +145,24 @@ def render(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
+def installed_adaptors(package_path: Path = RUNTIME_PACKAGE_PATH) -> dict[str, str]:
+    """The adaptor packages (and versions) the test-run runtime installs here."""
+    dependencies = json.loads(package_path.read_text(encoding="utf-8"))["dependencies"]
+    return {
+        name: version
+        for name, version in dependencies.items()
+        if name.startswith("@openfn/language-")
+    }
+
+
 def generated_text(
-    facts_path: Path = FACTS_PATH, descriptions_path: Path = DESCRIPTIONS_PATH
+    facts_path: Path = FACTS_PATH,
+    descriptions_path: Path = DESCRIPTIONS_PATH,
+    package_path: Path = RUNTIME_PACKAGE_PATH,
 ) -> str:
     facts = json.loads(facts_path.read_text(encoding="utf-8"))
     descriptions = json.loads(descriptions_path.read_text(encoding="utf-8"))
-    return render(generate(facts, descriptions))
+    return render(generate(facts, descriptions, installed_adaptors(package_path)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ from tools.schema import input_schema
 
 if TYPE_CHECKING:
     from tools.catalogue.docs_search import DocsIndex
+    from tools.credentials import Credential
     from tools.document import WorkflowDocument
 
 ToolKind = Literal["structural", "read", "fan_out", "code_edit", "route", "plan", "run"]
@@ -42,6 +43,9 @@ class ToolContext:
     new_id: Callable[[], str] = _new_uuid
     catalogue_loader: Callable[[], AdaptorCatalogue] = load_catalogue
     docs_loader: Callable[[], DocsIndex] | None = None
+    credentials: Mapping[str, Credential] | None = None
+    """The project's credentials by name (``tools.credentials``); ``None`` when not known
+    (evals, a document on its own): then a credential name is taken as given."""
 
     @cached_property
     def catalogue(self) -> AdaptorCatalogue:

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tools.base import ReadOutput, ToolContext, ToolResult, ToolSpec
+from tools.catalogue.installed import not_installed_notes
 from tools.document import WorkflowDocument
 from tools.document.redaction import redact
 from tools.document.structure import Draft, RekeyEntry, Structure
@@ -26,6 +27,7 @@ from tools.edits import (
     add_review_gate,
     add_rule_table,
     add_status_transition,
+    attach_credential,
     call_job_code_agent,
     create_workflow,
     edit_job_code,
@@ -51,6 +53,7 @@ TOOLS: dict[str, ToolSpec[Any]] = {
         update_workflow,
         add_jobs,
         update_jobs,
+        attach_credential,
         remove_jobs,
         add_edges,
         update_edges,
@@ -206,7 +209,12 @@ def _run_mutation(
         message=summary,
         changes=draft.changes,
         structure=redact(doc.structure),
-        notes=[p.message for p in after if not p.blocking],
+        notes=[
+            p.message
+            for p in after
+            if not p.blocking and not (p.once and (p.code, p.subject) in before)
+        ]
+        + not_installed_notes(doc.structure, draft.changes, ctx.catalogue),
         mutating=True,
     )
 

@@ -7,6 +7,7 @@ A sub-agent that fails reports ``code_not_written``; the others still land.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -102,8 +103,10 @@ async def collect_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
             changes += [c.as_dict() for c in stitched.changes]
             if event is not None:
                 emit(event)
-        note = f" The code agent said: {item['text']}" if item["text"] else ""
-        results[use_id] = tool_result_block(use_id, stitched, doc.structure, note)
+        if item["text"]:  # said with what was done, before the result's notes
+            said = f"{stitched.message} The code agent said: {item['text']}"
+            stitched = dataclasses.replace(stitched, message=said)
+        results[use_id] = tool_result_block(use_id, stitched, doc.structure)
     return {
         "yaml": yaml,
         "version": version,

@@ -20,6 +20,7 @@ from agents.events import StatusEvent
 from agents.models.base import ModelRequest, RequestContext
 from agents.runtime import TurnRuntime
 from tools.catalogue.adaptors import Adaptor
+from tools.catalogue.names import split_adaptor
 from tools.document import WorkflowDocument
 from tools.document.structure import Job
 from tools.edits.edit_job_code import EditJobCodeArgs
@@ -160,7 +161,9 @@ async def run_code_agent(
         if not any(u["name"] == CODE_EDIT_TOOL.name for u in uses):
             break
         messages.append({"role": "assistant", "content": response.content})
-        new_body, answers, feedback = _apply_reply(body, uses, rt.tools.catalogue.get(job.adaptor))
+        new_body, answers, feedback = _apply_reply(
+            body, uses, rt.tools.catalogue.get(job.adaptor), split_adaptor(job.adaptor)[1]
+        )
         if new_body is not None:
             result.body, result.error = new_body, None
             break
@@ -180,7 +183,10 @@ async def run_code_agent(
 
 
 def _apply_reply(
-    body: str, uses: list[dict[str, Any]], adaptor: Adaptor | None = None
+    body: str,
+    uses: list[dict[str, Any]],
+    adaptor: Adaptor | None = None,
+    version: str | None = None,
 ) -> tuple[str | None, list[dict[str, Any]], str]:
     """Apply every ``edit_job_code`` call of one reply to ``body``, in order.
 
@@ -208,7 +214,7 @@ def _apply_reply(
             break
         current = applied
     if failed is None:
-        problems = check_job_code(current, adaptor)
+        problems = check_job_code(current, adaptor, version=version)
         if not problems:
             return current, [], ""
         failed = last_edit

@@ -1,5 +1,5 @@
 """Projects (DESIGN §5a): create (empty or from a Lightning project.yaml), list, read,
-export as one project.yaml.
+export as one project.yaml, and its credentials (names, schemas and non-secret fields).
 
 A project is a set of workflows; every workflow belongs to one (``POST
 /v1/workflows`` without ``project_id`` makes a one-workflow project). Roles are
@@ -16,12 +16,13 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Response, status
 
 from app.api import schemas
-from app.api.workflows import prepare_imported
+from app.api.workflows import exported_response, prepare_imported
 from app.deps import EditorDep, PrincipalDep, ServicesDep
 from app.offload import off_loop
 from app.services import Services
 from app.store import ProjectRecord, WorkflowRecord
 from app.text import PathId
+from tools.credentials import ProjectCredentials
 from tools.document import WorkflowDocument
 from tools.document.limits import check_text
 from tools.document.openfn import Exported, ImportedProject, export_project, import_project
@@ -47,10 +48,14 @@ def _read(
     return name, imported.workflows, prepare_imported(services, imported.workflows)
 
 
-def _export(services: Services, name: str, texts: list[str]) -> Exported:
+def _export(
+    services: Services, name: str, texts: list[str], credentials: ProjectCredentials
+) -> Exported:
     limit = services.settings.max_yaml_bytes
     docs = [WorkflowDocument.from_yaml(text, max_bytes=limit) for text in texts]
-    return export_project(docs, name=name)
+    return export_project(
+        docs, name=name, credentials=credentials.by_name(), catalogue=services.tools.catalogue
+    )
 
 
 def _workflow(record: WorkflowRecord, problems: list[str] | None = None) -> schemas.ProjectWorkflow:
@@ -134,9 +139,29 @@ async def export_project_route(
     are refused (422 ``export_id_clash``, naming both)."""
     project = await services.store.require_project(project_id)
     workflows = await services.store.list_project_workflows(project.id)
-    exported = await off_loop(_export, services, project.name, [w.yaml for w in workflows])
-    return Response(
-        exported.text,
-        media_type=exported.media_type,
-        headers={"content-disposition": f'attachment; filename="{exported.filename}"'},
+    credentials = await services.store.get_credentials(project.id)
+    exported = await off_loop(
+        _export, services, project.name, [w.yaml for w in workflows], credentials
     )
+    return exported_response(exported)
+
+
+@router.get("/{project_id}/credentials")
+async def get_credentials(
+    project_id: PathId, services: ServicesDep, principal: PrincipalDep
+) -> ProjectCredentials:
+    """The project's credentials: names, schemas, owners and non-secret fields."""
+    project = await services.store.require_project(project_id)
+    return await services.store.get_credentials(project.id)
+
+
+@router.put("/{project_id}/credentials")
+async def put_credentials(
+    project_id: PathId, body: ProjectCredentials, services: ServicesDep, principal: EditorDep
+) -> ProjectCredentials:
+    """Replace the project's credentials. A field that reads as a secret (password,
+    token, apiKey, ...) or a URL with a user and password is 422: secrets stay in
+    Lightning or the CLI's credential file."""
+    project = await services.store.require_project(project_id)
+    await services.store.save_credentials(project.id, body)
+    return body

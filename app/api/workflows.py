@@ -9,6 +9,7 @@ turn on that version does not parse and emit it again.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response, status
@@ -21,6 +22,7 @@ from app.services import Services
 from app.store import WorkflowRecord
 from app.text import PathId
 from app.writes import commit_content
+from tools.credentials import ProjectCredentials
 from tools.document import WorkflowDocument
 from tools.document.importing import mint_missing_ids
 from tools.document.limits import Counts, check_counts, check_text
@@ -122,9 +124,22 @@ def _import(
     return name, docs, prepare_imported(services, docs)
 
 
-def _export(services: Services, text: str, format: Format) -> Exported:
+def _export(
+    services: Services, text: str, format: Format, credentials: ProjectCredentials
+) -> Exported:
     doc = WorkflowDocument.from_yaml(text, max_bytes=services.settings.max_yaml_bytes)
-    return export_workflow(doc, format)
+    return export_workflow(
+        doc, format, credentials=credentials.by_name(), catalogue=services.tools.catalogue
+    )
+
+
+def exported_response(exported: Exported) -> Response:
+    """The file, with what OpenFn would trip over (steps that need a baseUrl, a credential
+    Lightning cannot find) in ``X-Planwright-Warnings``, a JSON list of sentences."""
+    headers = {"content-disposition": f'attachment; filename="{exported.filename}"'}
+    if exported.warnings:
+        headers["x-planwright-warnings"] = json.dumps(list(exported.warnings))
+    return Response(exported.text, media_type=exported.media_type, headers=headers)
 
 
 def _out(
@@ -266,15 +281,14 @@ async def export_workflow_route(
     """The workflow as Planwright YAML, a Lightning project.yaml or a CLI workflow.json."""
     record = await _workflow(services, workflow_id)
     if format == "yaml":  # the stored text itself, byte for byte
-        text, media_type, filename = record.yaml, "application/yaml", f"{record.id}.yaml"
-    else:
-        exported = await off_loop(_export, services, record.yaml, format)
-        text, media_type, filename = exported.text, exported.media_type, exported.filename
-    return Response(
-        text,
-        media_type=media_type,
-        headers={"content-disposition": f'attachment; filename="{filename}"'},
-    )
+        return Response(
+            record.yaml,
+            media_type="application/yaml",
+            headers={"content-disposition": f'attachment; filename="{record.id}.yaml"'},
+        )
+    credentials = await services.store.get_credentials(record.project_id)
+    exported = await off_loop(_export, services, record.yaml, format, credentials)
+    return exported_response(exported)
 
 
 @router.put("/{workflow_id}")

@@ -10,6 +10,7 @@ Like ``chat``, these reach the server over the wire only.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -60,6 +61,9 @@ def run_export(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         print(f"wrote {args.output}", file=stderr)
     else:
         stdout.write(response.text)
+    # What OpenFn would trip over (a step that needs a baseUrl): said, never hidden.
+    for warning in json.loads(response.headers.get("x-planwright-warnings") or "[]"):
+        print(f"warning: {warning}", file=stderr)
     return 0
 
 

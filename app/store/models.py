@@ -83,6 +83,9 @@ class Project(SQLModel, table=True):
     plan: str | None = Field(default=None, sa_type=Text)
     """The project's plan record as JSON (``tools.plan.PlanRecord``); ``None`` until one
     is proposed."""
+    credentials: str | None = Field(default=None, sa_type=Text)
+    """The project's credentials as JSON (``tools.credentials.ProjectCredentials``: names,
+    schemas, non-secret fields); ``None`` until set."""
 
 
 class Workflow(SQLModel, table=True):

@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from app.errors import NotFoundError
 from app.store.models import projects, workflow_versions, workflows
 from app.store.records import ProjectRecord, WorkflowRecord
+from tools.credentials import ProjectCredentials
 from tools.plan import PlanRecord
 
 __all__ = ["ProjectQueries"]
@@ -101,6 +102,27 @@ class ProjectQueries:
                 update(projects)
                 .where(projects.c.id == project_id)
                 .values(plan=record.model_dump_json(), updated_at=self._clock())
+            )
+            if done.rowcount != 1:
+                raise NotFoundError(f"no project {project_id!r}", project_id=project_id)
+
+    async def get_credentials(self, project_id: str) -> ProjectCredentials:
+        """The project's credentials (none when it has none, or there is no project)."""
+        raw = await self._first(select(projects.c.credentials).where(projects.c.id == project_id))
+        if raw is None or raw["credentials"] is None:
+            return ProjectCredentials()
+        return ProjectCredentials.model_validate_json(raw["credentials"])
+
+    async def save_credentials(self, project_id: str, credentials: ProjectCredentials) -> None:
+        """Replace the project's credentials (:class:`NotFoundError` without the project)."""
+        async with self._writer.begin() as conn:
+            done = await conn.execute(
+                update(projects)
+                .where(projects.c.id == project_id)
+                .values(
+                    credentials=credentials.model_dump_json(by_alias=True, exclude_none=True),
+                    updated_at=self._clock(),
+                )
             )
             if done.rowcount != 1:
                 raise NotFoundError(f"no project {project_id!r}", project_id=project_id)

@@ -107,14 +107,16 @@ async def test_a_function_the_adaptor_lacks_is_refused_as_data_and_the_fix_is_st
         ]
     )
     # language-http has post, not http.post (that namespace is language-common's).
-    coder = ScriptedModel([_rewrite("http.post('/referrals', $.data);\n"), _rewrite("post('/r');")])
+    coder = ScriptedModel(
+        [_rewrite("http.post('/referrals', $.data);\n"), _rewrite("post('/r', $.data);")]
+    )
     outcome = await run(_by_role(planner=planner, job_code=coder), "write the code")
     feedback = coder.requests[1].messages[-1]["content"][0]
     assert feedback["is_error"]
     assert feedback["content"].startswith("Error (unknown_operation):")
     assert "`http.post` is not a function of @openfn/language-http@7.3.2" in feedback["content"]
     assert "did you mean `post`" in feedback["content"]
-    assert outcome.doc.structure.jobs["fetch"].body == "post('/r');\n"
+    assert outcome.doc.structure.jobs["fetch"].body == "post('/r', $.data);\n"
 
 
 async def test_code_that_keeps_calling_a_missing_function_is_never_stitched() -> None:

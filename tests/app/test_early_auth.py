@@ -265,6 +265,8 @@ def _http_routes() -> list[tuple[str, str, bool]]:
         ("GET", "/v1/projects"),
         ("GET", "/v1/projects/x"),
         ("GET", "/v1/projects/x/export"),
+        ("GET", "/v1/projects/x/credentials"),
+        ("PUT", "/v1/projects/x/credentials"),
         ("POST", "/v1/sessions"),
         ("GET", "/v1/sessions/x"),
         ("POST", "/v1/sessions/x/review"),

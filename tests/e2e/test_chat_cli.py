@@ -25,6 +25,14 @@ import pytest
 from app import client
 from tests.e2e.server import EDITOR, REVIEWER, TOKENS, LiveServer
 from tests.e2e.test_web import CODED_DOC, CREATE
+from tools.catalogue.adaptors import load_catalogue
+
+# How the terminal's tree shows a step's adaptor: new steps are pinned to the version
+# the adaptor facts list as current (http 7.3.2).
+TREE = {
+    short: f"{short} {load_catalogue().get(short).version}"  # type: ignore[union-attr]
+    for short in ("http", "fhir", "gmail", "common", "twilio")
+}
 
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
@@ -105,16 +113,16 @@ def test_chat_builds_edits_lists_and_reverts_a_workflow(server: LiveServer) -> N
     # the tree after the change: trigger, then steps indented by edge, conditions shown
     tree = after(created, "── workflow now at v2 ──")
     assert "⚡ webhook trigger (disabled) *" in tree
-    assert "└─ always * → Get referrals [http] *" in tree
-    assert "   └─ on success * → Check coverage [fhir] *" in tree
-    assert "      └─ on success * → Email coordinator [gmail] *" in tree
+    assert f"└─ always * → Get referrals [{TREE['http']}] *" in tree
+    assert f"   └─ on success * → Check coverage [{TREE['fhir']}] *" in tree
+    assert f"      └─ on success * → Email coordinator [{TREE['gmail']}] *" in tree
 
     added = after(out, "you> add a step called Dedupe")
     assert "  ✓ Added 1 step: Dedupe (dedupe, common)." in added
     tree = after(added, "── workflow now at v5 ──")
-    assert "└─ always → Get referrals [http]\n" in tree  # untouched: no mark
-    assert "   └─ on success * → Dedupe [common] *" in tree
-    assert "      └─ on success * → Check coverage [fhir]\n" in tree
+    assert f"└─ always → Get referrals [{TREE['http']}]\n" in tree  # untouched: no mark
+    assert f"   └─ on success * → Dedupe [{TREE['common']}] *" in tree
+    assert f"      └─ on success * → Check coverage [{TREE['fhir']}]\n" in tree
 
     answer = after(out, "you> what does this workflow do")
     assert '"Referral intake" has 4 step(s)' in answer.split("you>")[0]
@@ -127,7 +135,7 @@ def test_chat_builds_edits_lists_and_reverts_a_workflow(server: LiveServer) -> N
     reverted = after(out, "you> /revert 2").split("you>")[0]
     assert "Reverted to v2; saved as v6." in reverted
     assert "Dedupe" not in reverted
-    assert "   └─ on success * → Check coverage [fhir]" in reverted
+    assert f"   └─ on success * → Check coverage [{TREE['fhir']}]" in reverted
 
     yaml = after(out, "you> /yaml").split("you>")[0]
     assert "name: Referral intake" in yaml and "dedupe" not in yaml

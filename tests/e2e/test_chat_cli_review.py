@@ -32,6 +32,14 @@ from tests.e2e.test_chat_cli import (
     run_own_loop,
     wait_for,
 )
+from tools.catalogue.adaptors import load_catalogue
+
+# How the terminal's tree shows a step's adaptor: new steps are pinned to the version
+# the adaptor facts list as current (http 7.3.2).
+TREE = {
+    short: f"{short} {load_catalogue().get(short).version}"  # type: ignore[union-attr]
+    for short in ("http", "fhir", "gmail", "common", "twilio")
+}
 
 # The offline planner makes three tool calls for it: c1 adds the step, c2 points Fetch
 # referral's edge at it (Check coverage and Alert staff stop running until c3), c3
@@ -123,7 +131,7 @@ def test_nothing_is_committed_until_the_chosen_changes_are_accepted(server: Live
     )
     applied = after(dependent, "  Accepting c1: applying…\n")
     assert "   └─ on success → Check coverage [fhir, has code]" in applied  # edges untouched
-    assert "• Dedupe [common] *" in applied  # the new step, not yet connected
+    assert f"• Dedupe [{TREE['common']}] *" in applied  # the new step, not yet connected
     current = head(server, created["id"])
     assert current["version"] == 2  # one version for the accepted change
     assert "dedupe:" in current["yaml"] and "fetch->dedupe" not in current["yaml"]

@@ -41,7 +41,7 @@ from ruamel.yaml import YAML
 from agents.testrun.mock_http import MockHttp
 from agents.testrun.runtime import RuntimeRun, run_cli_workflow
 from tests.external.openfn_harness import load_with_openfn
-from tests.tools.helpers import make_context
+from tests.tools.helpers import make_context, pinned
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
 from tools.document.openfn.cli import to_cli_workflow
@@ -343,7 +343,7 @@ def test_the_lightning_project_keeps_the_hand_off(built: Built, openfn_cache: Pa
     a = by_id["referral-intake"]
     hand_off = a["hand-off-to-coverage-check"]
     assert hand_off["name"] == HAND_OFF
-    assert hand_off["adaptor"] == "@openfn/language-http@latest"
+    assert hand_off["adaptor"] == pinned("http")
     assert hand_off["extra"] == {"configuration": HANDOFF_CREDENTIAL}
     assert (
         "post('/i/acme-coverage', state => JSON.stringify(state.data ?? {}));"

@@ -50,6 +50,7 @@ from tests.external.openfn_harness import expected_from_document, load_with_open
 from tests.external.service_plan import Planned, plan_and_build
 from tests.external.service_workflows import offline_service
 from tests.external.test_openfn_handoff import Arrival, LightningWebhooks, with_credentials
+from tests.tools.helpers import pinned
 from tools.document import WorkflowDocument
 from tools.document.validation import validate
 from tools.jobcode import check_job_code
@@ -174,7 +175,9 @@ def test_approval_builds_four_valid_workflows_leaf_first(planned: Planned) -> No
     catalogue = default_context().catalogue
     for key, text in planned.documents.items():  # valid: the document rules and the code rules
         structure = WorkflowDocument.from_yaml(text).structure
-        assert validate(structure, catalogue) == [], key
+        # A step needing a baseUrl from a credential is a note for the project's
+        # credentials, not a problem of the workflow.
+        assert [p for p in validate(structure, catalogue) if not p.once] == [], key
         for job in structure.jobs.values():
             assert job.body and check_job_code(job.body, catalogue.get(job.adaptor)) == [], job
     record = planned.project["plan"]
@@ -217,7 +220,7 @@ def test_the_project_yaml_loads_with_openfn_project(planned: Planned, openfn_cac
     assert set(hand_offs) == set(HAND_OFFS)
     for name, path in HAND_OFFS.items():
         step = hand_offs[name]
-        assert step["adaptor"] == "@openfn/language-http@latest"
+        assert step["adaptor"] == pinned("http")
         assert step["extra"] == {"configuration": HANDOFF_CREDENTIAL}
         assert f"post('/i/{path}'," in step["expression"]
         assert step["next"] == {}

@@ -25,6 +25,14 @@ STANDARD_BODY = "// Add operations here"
 Call = tuple[str, Mapping[str, Any]]
 
 
+def pinned(adaptor: str) -> str:
+    """``@openfn/language-http@7.3.2``: what a new step on ``adaptor`` is pinned to (the
+    version the adaptor facts list as current)."""
+    entry = load_catalogue().get(adaptor)
+    assert entry is not None, adaptor
+    return entry.pinned
+
+
 def fake_id(n: int) -> str:
     """The n-th id the counting factory hands out (1-based)."""
     return f"{ID_PREFIX}{n:012d}"

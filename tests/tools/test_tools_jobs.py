@@ -15,6 +15,7 @@ from tests.tools.helpers import (
     job,
     make_context,
     ok,
+    pinned,
 )
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
@@ -68,7 +69,7 @@ def test_new_job_gets_factory_id_and_standard_body(ctx: ToolContext) -> None:
         "  fetch:\n"
         f"    id: {fake_id(1)}\n"
         "    name: Fetch\n"
-        "    adaptor: '@openfn/language-http@latest'\n"
+        f"    adaptor: '{pinned('http')}'\n"
         "    body: // Add operations here\n"
     )
 
@@ -81,7 +82,7 @@ def test_add_five_jobs_in_one_call(ctx: ToolContext) -> None:
     assert list(doc.structure.jobs) == keys
     assert [job(doc, k).id for k in keys] == [fake_id(i) for i in range(1, 6)]
     assert all(job(doc, k).body == STANDARD_BODY for k in keys)
-    assert all(job(doc, k).adaptor == "@openfn/language-common@latest" for k in keys)
+    assert all(job(doc, k).adaptor == pinned("common") for k in keys)
     assert changes(result) == [("added", "job", k) for k in keys]
     assert result.text.startswith("Added 5 steps:")
     assert fresh(doc).structure == doc.structure
@@ -212,10 +213,10 @@ def test_unknown_adaptor_without_close_match(ctx: ToolContext, doc: WorkflowDocu
 @pytest.mark.parametrize(
     ("given", "stored"),
     [
-        ("http", "@openfn/language-http@latest"),
-        ("HTTP", "@openfn/language-http@latest"),
-        ("language-dhis2", "@openfn/language-dhis2@latest"),
-        ("@openfn/language-gmail", "@openfn/language-gmail@latest"),
+        ("http", pinned("http")),
+        ("HTTP", pinned("http")),
+        ("language-dhis2", pinned("dhis2")),
+        ("@openfn/language-gmail", pinned("gmail")),
         ("fhir@latest", "@openfn/language-fhir@latest"),
         ("@openfn/language-http@6.5.1", "@openfn/language-http@6.5.1"),
         ("http@7.2.10", "@openfn/language-http@7.2.10"),

@@ -24,6 +24,9 @@ from tests.tools.helpers import (
     referral_doc,
     yaml_block,
 )
+from tests.tools.helpers import (
+    pinned as pinned_to,
+)
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
 
@@ -78,7 +81,7 @@ def test_same_package_without_version_keeps_pin(
     [
         ("http@7.2.10", "@openfn/language-http@7.2.10"),
         ("http@latest", "@openfn/language-http@latest"),
-        ("fhir", "@openfn/language-fhir@latest"),
+        ("fhir", pinned_to("fhir")),
         ("fhir@5.0.15", "@openfn/language-fhir@5.0.15"),
     ],
 )

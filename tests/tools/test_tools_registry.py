@@ -14,6 +14,7 @@ from tests.tools.helpers import (
     fixture_doc,
     make_context,
     ok,
+    pinned,
     referral_doc,
 )
 from tools.base import ToolContext
@@ -158,6 +159,7 @@ VALID_MUTATIONS: dict[str, dict[str, Any]] = {
     "update_workflow": {"name": "Renamed"},
     "add_jobs": {"jobs": [{"name": "Archive", "adaptor": "common"}]},
     "update_jobs": {"jobs": [{"key": "notify-team", "name": "Tell team"}]},
+    "attach_credential": {"credential": "payer-portal", "adaptor": "http"},
     "remove_jobs": {"keys": ["notify-team"]},
     "add_edges": {"edges": [{"source": "fetch-referrals", "target": "notify-team"}]},
     "update_edges": {
@@ -201,8 +203,9 @@ def test_read_only_refuses_mutations(ctx: ToolContext, doc: WorkflowDocument, to
 # What each of those calls does to referral_doc when the session may write.
 EFFECTS: dict[str, Callable[[WorkflowDocument], bool]] = {
     "update_workflow": lambda d: d.name == "Renamed",
-    "add_jobs": lambda d: d.structure.jobs["archive"].adaptor == "@openfn/language-common@latest",
+    "add_jobs": lambda d: d.structure.jobs["archive"].adaptor == pinned("common"),
     "update_jobs": lambda d: d.structure.jobs["notify-team"].name == "Tell team",
+    "attach_credential": lambda d: d.structure.jobs["fetch-referrals"].credential == "payer-portal",
     "remove_jobs": lambda d: "notify-team" not in d.structure.jobs,
     "add_edges": lambda d: d.structure.find_edge("fetch-referrals", "notify-team") is not None,
     "update_edges": lambda d: d.structure.edges["fetch-referrals->check-coverage"].enabled is False,

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import pytest
 
+from tests.tools.helpers import pinned
 from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
 from tools.catalogue.names import adaptor_short_name, resolve_adaptor, split_adaptor
 from tools.document.cron import cron_problem, next_runs
@@ -212,17 +213,18 @@ def test_split_adaptor(spec: str, parts: tuple[str, str | None]) -> None:
 @pytest.mark.parametrize(
     ("spec", "current", "resolved"),
     [
-        ("http", None, "@openfn/language-http@latest"),
-        ("language-http", None, "@openfn/language-http@latest"),
-        ("@openfn/language-http", None, "@openfn/language-http@latest"),
-        ("HTTP", None, "@openfn/language-http@latest"),
+        ("http", None, pinned("http")),
+        ("language-http", None, pinned("http")),
+        ("@openfn/language-http", None, pinned("http")),
+        ("HTTP", None, pinned("http")),
+        ("http@latest", None, "@openfn/language-http@latest"),
         ("http@6.5.1", None, "@openfn/language-http@6.5.1"),
         ("http@1.0.0-rc.1", None, "@openfn/language-http@1.0.0-rc.1"),
         ("http", "@openfn/language-http@6.5.1", "@openfn/language-http@6.5.1"),
         ("http", "@openfn/language-http@latest", "@openfn/language-http@latest"),
         ("http@7.2.10", "@openfn/language-http@6.5.1", "@openfn/language-http@7.2.10"),
         ("http@latest", "@openfn/language-http@6.5.1", "@openfn/language-http@latest"),
-        ("fhir", "@openfn/language-http@6.5.1", "@openfn/language-fhir@latest"),
+        ("fhir", "@openfn/language-http@6.5.1", pinned("fhir")),
     ],
 )
 def test_resolve_adaptor(

@@ -67,6 +67,9 @@ class _AdaptorModel(BaseModel):
     name: str = Field(pattern=_PACKAGE_NAME)
     label: str | None = None
     version: str = Field(pattern=r"^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
+    installed: str | None = Field(None, pattern=r"^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
+    """The version test runs install here (agents/testrun/node/package.json); None: they
+    cannot run this adaptor."""
     description: str = Field(min_length=1, max_length=300)
     functions: list[_FunctionModel]
     exports: list[str] = Field(default_factory=list)
@@ -131,6 +134,13 @@ class Adaptor:
     namespaces: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """The package's own namespaces and their members."""
     label: str | None = None
+    installed: str | None = None
+    """The version test runs install here; None when they cannot run this adaptor."""
+
+    @property
+    def pinned(self) -> str:
+        """``@openfn/language-http@7.3.2``: the package at the facts' current version."""
+        return f"{self.name}@{self.version}"
 
     @property
     def exports_known(self) -> bool:
@@ -256,6 +266,7 @@ def _from_model(model: _CatalogueModel) -> AdaptorCatalogue:
             exports=frozenset(a.exports),
             namespaces={ns: frozenset(members) for ns, members in a.namespaces.items()},
             label=a.label,
+            installed=a.installed,
         )
         for a in model.adaptors
     )

@@ -26,8 +26,11 @@ def resolve_adaptor(spec: str, catalogue: AdaptorCatalogue, *, current: str | No
     """The full ``package@version`` for ``spec``.
 
     Short names (``http``) resolve to the package. Without a version the result
-    is ``@latest`` -- unless ``current`` is a pin of the same package, which is
-    kept: a pinned version changes only when the call names a version.
+    is pinned to the version the adaptor facts list as current (Lightning pins
+    every step, and an ``@latest`` run changes when an adaptor is published) --
+    unless ``current`` is a pin of the same package, which is kept: a pinned
+    version changes only when the call names a version. ``@latest`` is written
+    only when the call asks for it.
     """
     package, version = split_adaptor(spec)
     adaptor = catalogue.get(package)
@@ -49,7 +52,7 @@ def resolve_adaptor(spec: str, catalogue: AdaptorCatalogue, *, current: str | No
         current_package, current_version = split_adaptor(current)
         if current_package == adaptor.name and current_version:
             version = current_version
-    return f"{adaptor.name}@{version or 'latest'}"
+    return f"{adaptor.name}@{version or adaptor.version}"
 
 
 def adaptor_short_name(spec: str) -> str:

@@ -31,6 +31,8 @@ class Problem:
     subject: str
     message: str
     blocking: bool = True
+    once: bool = False
+    """A note said only by the call that introduces it, not after every later call."""
 
 
 def validate(structure: Structure, catalogue: AdaptorCatalogue) -> list[Problem]:
@@ -40,7 +42,19 @@ def validate(structure: Structure, catalogue: AdaptorCatalogue) -> list[Problem]
     problems += _edge_problems(structure)
     problems += _cycle_problems(structure)
     problems += _graph_problems(structure)
+    problems += _base_url_problems(structure, catalogue)
     return problems
+
+
+def _base_url_problems(structure: Structure, catalogue: AdaptorCatalogue) -> list[Problem]:
+    """A note per step that calls its adaptor with relative paths and has no credential
+    (its ``baseUrl`` comes from one): OpenFn fails it."""
+    from tools.credentials import base_url_warnings  # tools.credentials reads structures
+
+    return [
+        Problem("relative_url_without_base_url", f"jobs.{key}", message, blocking=False, once=True)
+        for key, message in base_url_warnings(structure, catalogue).items()
+    ]
 
 
 def _graph_problems(structure: Structure) -> list[Problem]:

@@ -25,7 +25,8 @@ class JobSpec(ToolArgs):
     adaptor: str = Field(
         description="Adaptor the step uses: a short name ('http', 'fhir'), a package "
         "('@openfn/language-http') or a pinned package ('@openfn/language-http@6.5.1'). "
-        "Without a version it is '@latest'."
+        "Without a version it is pinned to the version the catalogue lists as current; "
+        "'@latest' only when the user asks for it."
     )
 
 

@@ -20,7 +20,8 @@ class JobUpdate(ToolArgs):
     name: str | None = Field(None, description="New display name.")
     adaptor: str | None = Field(
         None,
-        description="New adaptor. Naming the same package without a version keeps its pin.",
+        description="New adaptor. Naming the same package without a version keeps its pin; "
+        "another package without a version gets the catalogue's current version.",
     )
     credential: str | None = Field(
         None,

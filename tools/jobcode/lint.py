@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
+from tools.jobcode.arity import arity_problems, same_major
 from tools.jobcode.operations import (
     NOT_OPERATION_NAMESPACES,
     UNKNOWN_OPERATION,
@@ -32,16 +33,23 @@ if TYPE_CHECKING:
 _WRAP_HINT = "e.g. fn(state => { ...; return state; })"
 
 
-def check_job_code(body: str, adaptor: Adaptor | None = None) -> list[CodeProblem]:
+def check_job_code(
+    body: str, adaptor: Adaptor | None = None, *, version: str | None = None
+) -> list[CodeProblem]:
     """Syntax-check and lint ``body``; an empty list means it is fine.
 
     Syntax problems come from tree-sitter ERROR/MISSING nodes, sharpened by a
     bracket-matching pass over the parsed tokens; lint problems are the OpenFn
     job-code rules (only operation calls at the top level; no import, require,
     export or top-level await) and, given the step's ``adaptor``, that every
-    operation it calls exists there (``unknown_operation``, with a did-you-mean).
+    operation it calls exists there (``unknown_operation``, with a did-you-mean) with the
+    arguments its published parameter list takes (``wrong_arity``,
+    ``wrong_argument_kind``: :mod:`tools.jobcode.arity`).
     Without an adaptor (or for one the catalogue does not know) operations are not
-    checked. Sorted by (line, column).
+    checked. Arguments are checked only when the step's pinned ``version`` is
+    ``latest``, not given, or of the facts' major version: another major version
+    publishes other signatures (language-http 6's ``post(path, params, callback)``).
+    Sorted by (line, column).
     """
     source = Source(body)
     captures = source.captures()
@@ -52,6 +60,8 @@ def check_job_code(body: str, adaptor: Adaptor | None = None) -> list[CodeProble
     raws.extend(lint_problems(source, captures))
     if adaptor is not None and not source.root.has_error:
         raws.extend(operation_problems(source, adaptor))
+        if same_major(version, adaptor.version):
+            raws.extend(arity_problems(source, adaptor))
 
     problems: set[CodeProblem] = set()
     for raw in raws:

@@ -76,7 +76,7 @@ _GLOBAL_FUNCTIONS = frozenset(
 _LISTED = 12
 
 
-def _load_time_calls(node: Node) -> Iterator[Node]:
+def load_time_calls(node: Node) -> Iterator[Node]:
     """Call expressions under ``node`` that are not inside a function body."""
     stack = [node]
     while stack:
@@ -126,7 +126,7 @@ def unknown_operation_message(adaptor: Adaptor, name: str) -> str:
 def operation_problems(source: Source, adaptor: Adaptor) -> list[RawProblem]:
     """One ``unknown_operation`` problem per load-time call ``adaptor`` does not offer."""
     raws = []
-    for call in _load_time_calls(source.root):
+    for call in load_time_calls(source.root):
         name = called_name(source, call)
         if name is not None and not adaptor.has_call(name):
             message = unknown_operation_message(adaptor, name)

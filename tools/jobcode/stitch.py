@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from tools.base import ToolResult
 from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
+from tools.catalogue.names import split_adaptor
+from tools.credentials import base_url_warnings
 from tools.document import WorkflowDocument
 from tools.document.refs import require_job
 from tools.document.structure import Change, Draft, UpdateEntry
@@ -30,7 +32,7 @@ def stitch_job_code(
     except PlanwrightError as exc:
         return ToolResult.failure(exc.code, exc.message, mutating=True)
     adaptor = (catalogue or load_catalogue()).get(job.adaptor or "")
-    problems = check_job_code(body, adaptor)
+    problems = check_job_code(body, adaptor, version=split_adaptor(job.adaptor or "")[1])
     if problems:
         return ToolResult.failure(
             problems_error_code(problems),
@@ -47,7 +49,9 @@ def stitch_job_code(
     except DocumentError as exc:  # e.g. the new code would push it past the size limit
         return ToolResult.failure(exc.code, exc.message, mutating=True)
     lines = len([line for line in body.splitlines() if line.strip()])
+    warned = base_url_warnings(doc.structure, catalogue or load_catalogue())
     return ToolResult(
+        notes=[warned[job_key]] if job_key in warned else [],
         ok=True,
         message=f"Wrote {lines} lines of code for {job.name} ({job_key}).",
         changes=draft.changes,

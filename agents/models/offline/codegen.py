@@ -19,7 +19,7 @@ from typing import Any
 
 from agents.models.offline.grammar import camel, imperative, js_string, words
 from tools.catalogue.adaptors import load_catalogue
-from tools.catalogue.names import adaptor_short_name
+from tools.catalogue.names import adaptor_short_name, split_adaptor
 from tools.jobcode import check_job_code
 
 _READ_FUNCTIONS = words(
@@ -99,20 +99,37 @@ def what_to_do(request: str) -> str:
     return _PREAMBLE.sub("", request.strip(), count=1)
 
 
+# Words that start a new clause: an action word right after one is a verb of its own
+# ("fetch the orders and post them"); elsewhere it is part of the object
+# ("post the order list", "post the check results": one write).
+_CLAUSE_START = frozenset(words("and then before after or also , ;"))
+
+
 def intents(request: str, name: str) -> list[str]:
-    """'read', 'write' and/or 'transform', in the order the request mentions them."""
+    """'read', 'write' and/or 'transform', in the order the request mentions them.
+
+    The first action word is the step's verb; a later one counts only where a clause
+    starts (after "and", "then", a comma...), so the nouns of the object never add an
+    operation the step was not asked for.
+    """
     for text in (what_to_do(request), name):
-        found: list[tuple[int, str]] = []
-        for index, word in enumerate(_words(text)):
-            for kind, vocabulary in (
-                ("read", _READ_WORDS),
-                ("write", _WRITE_WORDS),
-                ("transform", _TRANSFORM_WORDS),
-            ):
-                if word in vocabulary and kind not in [k for _, k in found]:
-                    found.append((index, kind))
+        found: list[str] = []
+        previous = ""
+        for token in re.findall(r"[A-Za-z]+|[,;]", text):
+            word = imperative(token).lower() if token.isalpha() else token
+            if not found or previous in _CLAUSE_START:
+                for kind, vocabulary in (
+                    ("read", _READ_WORDS),
+                    ("write", _WRITE_WORDS),
+                    ("transform", _TRANSFORM_WORDS),
+                ):
+                    if word in vocabulary:
+                        if kind not in found:
+                            found.append(kind)
+                        break
+            previous = word
         if found:
-            return [kind for _, kind in sorted(found)]
+            return found
     return []
 
 
@@ -253,7 +270,7 @@ def starter_code(job: dict[str, Any], functions: list[dict[str, Any]], request: 
 
 def _checked(code: str, name: str, adaptor: str = "") -> str:
     # Checked against the step's adaptor too: a name it lacks would be refused.
-    if not check_job_code(code, load_catalogue().get(adaptor)):
+    if not check_job_code(code, load_catalogue().get(adaptor), version=split_adaptor(adaptor)[1]):
         return code
     return minimal_code(name, "generated code did not check", adaptor)
 

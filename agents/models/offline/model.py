@@ -33,6 +33,7 @@ from agents.models.offline.spec_turn import PROPOSE_PLAN, intro, plan_turn_noted
 from agents.models.offline.summary import final_text
 from agents.models.offline.view import View
 from tools.catalogue.adaptors import load_catalogue
+from tools.catalogue.names import split_adaptor
 from tools.jobcode import check_job_code, format_problems, has_code, top_level_operations
 
 ToolRound = list[tuple[str, dict[str, Any], str, bool]]
@@ -161,7 +162,9 @@ def _operations(code: str) -> str:
 
 def _review(name: str, body: str, adaptor: str = "") -> str:
     """What the offline agent can say about existing code it will not rewrite."""
-    problems = check_job_code(body, load_catalogue().get(adaptor))
+    problems = check_job_code(
+        body, load_catalogue().get(adaptor), version=split_adaptor(adaptor)[1]
+    )
     if problems:
         found = f"The checks find these problems:\n{format_problems(problems, limit=10)}\n"
     else:

@@ -25,6 +25,7 @@ from tools.edits import (
     add_review_gate,
     add_rule_table,
     add_status_transition,
+    attach_credential,
     call_job_code_agent,
     create_workflow,
     inspect_job_code,
@@ -99,6 +100,10 @@ def _update_jobs(args: dict[str, Any], result: str, view: View) -> list[str]:
         if job.get("new_key"):
             lines.append(f'Changed the key of {_q(view, key)} to "{key}".')
     return lines
+
+
+def _attach_credential(args: dict[str, Any], result: str, view: View) -> list[str]:
+    return [result.split("\n", 1)[0]]  # the notes after it are said with the others
 
 
 def _remove_jobs(args: dict[str, Any], result: str, view: View) -> list[str]:
@@ -196,6 +201,7 @@ _SENTENCES: dict[ToolSpec[Any], Sentences] = {
     update_workflow.TOOL: _update_workflow,
     add_jobs.TOOL: _add_jobs,
     update_jobs.TOOL: _update_jobs,
+    attach_credential.TOOL: _attach_credential,
     remove_jobs.TOOL: _remove_jobs,
     add_edges.TOOL: _add_edges,
     remove_edges.TOOL: _remove_edges,

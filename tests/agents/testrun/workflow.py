@@ -13,7 +13,8 @@ class Job:
     key: str
     body: str
     adaptor: str = "common"
-    """``common``, ``http``, ``fhir``, ... (``@openfn/language-<adaptor>@latest``)."""
+    """``common``, ``http``, ``fhir``, ... (``@openfn/language-<adaptor>@latest``), or with
+    a version (``http@7.3.2``)."""
     name: str | None = None
     credential: str | None = None
     """The credential the step names (its ``configuration`` in the ``cli`` export)."""
@@ -42,7 +43,8 @@ def workflow(jobs: Sequence[Job], edges: Sequence[Edge] | None = None) -> str:
         lines += [
             f"  {job.key}:",
             f"    name: {job.name or job.key.replace('-', ' ').title()}",
-            f"    adaptor: '@openfn/language-{job.adaptor}@latest'",
+            f"    adaptor: '@openfn/language-{job.adaptor}"
+            + ("'" if "@" in job.adaptor else "@latest'"),
             *([f"    credential: {job.credential}"] if job.credential else []),
             "    body: |",
             *(f"      {line}" for line in job.body.splitlines()),

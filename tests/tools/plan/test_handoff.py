@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tools.helpers import build, edge, edge_pairs, fresh, make_context, ok, referral_doc
+from tests.tools.helpers import (
+    build,
+    edge,
+    edge_pairs,
+    fresh,
+    make_context,
+    ok,
+    pinned,
+    referral_doc,
+)
 from tools.base import ToolContext
 from tools.catalogue.adaptors import load_catalogue
 from tools.document import WorkflowDocument
@@ -93,7 +102,7 @@ def test_the_hand_off_step_posts_the_result_to_the_webhook(ctx: ToolContext) -> 
     job = doc.structure.jobs[key]
     assert key == HANDOFF
     assert job.name == "Hand off to Coverage check"
-    assert job.adaptor == "@openfn/language-http@latest"
+    assert job.adaptor == pinned("http")
     assert job.credential == HANDOFF_CREDENTIAL == "lightning-webhooks"
     assert job.body == handoff_code(CONTRACT, "Coverage check")
     assert "post('/i/acme-coverage', state => JSON.stringify(state.data ?? {}));" in job.body

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
+from tools.credentials import Credential, base_url_warnings
 from tools.document import WorkflowDocument
 from tools.document.importing import mint_missing_ids
 from tools.document.openfn.cli import to_cli_workflow
@@ -35,17 +37,54 @@ class Exported:
     text: str
     media_type: str
     filename: str
+    warnings: tuple[str, ...] = ()
+    """What OpenFn would trip over in it: steps that need a baseUrl their credential does
+    not give, credentials Lightning cannot find (the file is still written)."""
 
 
-def export_workflow(doc: WorkflowDocument, fmt: Format) -> Exported:
-    """``doc`` in ``fmt``; :class:`~tools.errors.DocumentError` when OpenFn could not take it."""
+def export_warnings(
+    docs: Sequence[WorkflowDocument],
+    credentials: Mapping[str, Credential] | None,
+    catalogue: AdaptorCatalogue | None = None,
+) -> tuple[str, ...]:
+    """Per step, what OpenFn would trip over (:func:`base_url_warnings`), and each
+    credential a step names that Lightning cannot match (no owner given)."""
+    catalogue = catalogue or load_catalogue()
+    warnings: list[str] = []
+    for doc in docs:
+        warnings += base_url_warnings(doc.structure, catalogue, credentials).values()
+    used = {j.credential for d in docs for j in d.structure.jobs.values() if j.credential}
+    for name in sorted(used):
+        credential = (credentials or {}).get(name)
+        if credential is not None and credential.owner is None:
+            warnings.append(
+                f"Credential {name!r} has no owner: Lightning finds a credential by its "
+                "owner's email and its name, so the project.yaml names it without one."
+            )
+    return tuple(dict.fromkeys(warnings))
+
+
+def export_workflow(
+    doc: WorkflowDocument,
+    fmt: Format,
+    *,
+    credentials: Mapping[str, Credential] | None = None,
+    catalogue: AdaptorCatalogue | None = None,
+) -> Exported:
+    """``doc`` in ``fmt``; :class:`~tools.errors.DocumentError` when OpenFn could not take it.
+
+    ``credentials`` are its project's (names, schemas, owners, non-secret fields): the
+    ``lightning`` file lists those its steps use, and the warnings are checked against
+    them."""
+    warnings = export_warnings([doc], credentials, catalogue)
     if fmt == "lightning":
-        return Exported(to_lightning_yaml([doc]), "application/yaml", "project.yaml")
+        text = to_lightning_yaml([doc], credentials=credentials)
+        return Exported(text, "application/yaml", "project.yaml", warnings)
     if fmt == "cli":
         text = json.dumps(to_cli_workflow(doc), indent=2, ensure_ascii=False) + "\n"
-        return Exported(text, "application/json", "workflow.json")
+        return Exported(text, "application/json", "workflow.json", warnings)
     name = step_ids(doc.structure).workflow if doc.structure.name else "workflow"
-    return Exported(doc.to_yaml(), "application/yaml", f"{name}.yaml")
+    return Exported(doc.to_yaml(), "application/yaml", f"{name}.yaml", warnings)
 
 
 @dataclass(frozen=True)
@@ -57,11 +96,19 @@ class ImportedProject:
     workflows: list[WorkflowDocument]
 
 
-def export_project(docs: Sequence[WorkflowDocument], *, name: str) -> Exported:
+def export_project(
+    docs: Sequence[WorkflowDocument],
+    *,
+    name: str,
+    credentials: Mapping[str, Credential] | None = None,
+    catalogue: AdaptorCatalogue | None = None,
+) -> Exported:
     """The workflows of project ``name`` as one Lightning ``project.yaml``, in order,
     keyed as ``@openfn/project`` derives keys; :class:`~tools.errors.DocumentError`
     (``export_id_clash``, naming both) when two of them would get the same key."""
-    return Exported(to_lightning_yaml(docs, project_name=name), "application/yaml", "project.yaml")
+    text = to_lightning_yaml(docs, project_name=name, credentials=credentials)
+    warnings = export_warnings(docs, credentials, catalogue)
+    return Exported(text, "application/yaml", "project.yaml", warnings)
 
 
 def import_project(

@@ -15,15 +15,22 @@ them on reading anyway). A cron cursor is therefore named by its job's key
 (``cron_cursor_job``). Jobs carry ``name``, ``adaptor``, ``credential`` (a
 name, only when set) and ``body`` (never blank); edges carry ``condition_type``,
 ``condition_expression`` and ``condition_label`` when set, and always
-``enabled`` (the package reads a missing one as disabled). ``credentials: {}``
-is always written: it is how the package recognises a Lightning project.yaml
-before any edge exists.
+``enabled`` (the package reads a missing one as disabled). ``credentials:``
+is always written (``{}`` without any): it is how the package recognises a
+Lightning project.yaml before any edge exists.
+
+Credentials are written as ``@openfn/project`` writes them (its ``to_app_state``):
+keyed ``"<owner>|<name>"``, each ``{name, owner}`` (no schema, no body: Lightning
+holds those), and a job's ``credential`` is that key, which the package reads back
+as the step's ``configuration``. Only the project's credentials that have an owner
+are listed (Lightning finds a credential by owner and name); a step naming any
+other credential keeps its bare name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import LiteralScalarString
@@ -36,16 +43,28 @@ from tools.document.openfn.parts import edge_ends, js_condition, trigger_fields
 from tools.document.yaml_io import dump_yaml
 from tools.errors import DocumentError
 
+if TYPE_CHECKING:
+    from tools.credentials import Credential
 
-def lightning_workflow(doc: WorkflowDocument) -> tuple[str, dict[str, Any]]:
+
+def _listed(credentials: Mapping[str, Credential] | None) -> dict[str, Credential]:
+    """The credentials the file lists, by name: those with an owner."""
+    return {n: c for n, c in (credentials or {}).items() if c.owner}
+
+
+def lightning_workflow(
+    doc: WorkflowDocument, credentials: Mapping[str, Credential] | None = None
+) -> tuple[str, dict[str, Any]]:
     """``(key, workflow)`` for one document, as it sits in ``workflows:``."""
+    listed = _listed(credentials)
     structure = doc.structure
     ids = document_step_ids(doc)
     jobs: dict[str, Any] = {}
     for key, job in structure.jobs.items():
         entry: dict[str, Any] = {"name": job.name, "adaptor": job.adaptor}
         if job.credential:
-            entry["credential"] = job.credential
+            known = listed.get(job.credential)
+            entry["credential"] = known.lightning_key() if known else job.credential
         entry["body"] = export_body(job.body)
         jobs[ids.jobs[key]] = entry
     triggers = {
@@ -80,7 +99,10 @@ def lightning_workflow(doc: WorkflowDocument) -> tuple[str, dict[str, Any]]:
 
 
 def to_lightning_project(
-    docs: Sequence[WorkflowDocument], *, project_name: str | None = None
+    docs: Sequence[WorkflowDocument],
+    *,
+    project_name: str | None = None,
+    credentials: Mapping[str, Credential] | None = None,
 ) -> dict[str, Any]:
     """The project holding ``docs`` (one workflow each), as plain data.
 
@@ -93,7 +115,7 @@ def to_lightning_project(
     workflows: dict[str, Any] = {}
     names: dict[str, str | None] = {}
     for index, doc in enumerate(docs):
-        key, workflow = lightning_workflow(doc)
+        key, workflow = lightning_workflow(doc, credentials)
         if key in workflows:
             raise DocumentError(
                 f"Workflows {names[key]!r} and {doc.name!r} would both be workflow {key!r} in "
@@ -110,14 +132,28 @@ def to_lightning_project(
     for field, value in kept.items():
         if field not in ("name", "workflows"):
             project[field] = value
-    project.setdefault("credentials", {})
+    # The project's stored credentials win over an imported file's section of the same key.
+    kept_credentials = project.get("credentials")
+    listed = {
+        c.lightning_key(): {"name": c.name, "owner": c.owner} for c in _listed(credentials).values()
+    }
+    project["credentials"] = {
+        **(kept_credentials if isinstance(kept_credentials, dict) else {}),
+        **listed,
+    }
     project["workflows"] = workflows
     return project
 
 
-def to_lightning_yaml(docs: Sequence[WorkflowDocument], *, project_name: str | None = None) -> str:
+def to_lightning_yaml(
+    docs: Sequence[WorkflowDocument],
+    *,
+    project_name: str | None = None,
+    credentials: Mapping[str, Credential] | None = None,
+) -> str:
     """:func:`to_lightning_project` as ``project.yaml`` text (bodies as block scalars)."""
-    return dump_yaml(_yaml_tree(to_lightning_project(docs, project_name=project_name)))
+    project = to_lightning_project(docs, project_name=project_name, credentials=credentials)
+    return dump_yaml(_yaml_tree(project))
 
 
 def _yaml_tree(value: Any) -> Any:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from agents.models.offline.rules import (
     code,
+    credentials,
     edges,
     gates,
     messages,
@@ -32,6 +33,7 @@ RULES: list[Rule] = [
     *gates.RULES,
     *messages.RULES,
     *questions.RULES,
+    *credentials.RULES,
     *edges.RULES,
     *code.RULES,
     *trigger.RULES,
