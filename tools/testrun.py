@@ -114,6 +114,17 @@ class UnsupportedStep(_Model):
     reason: str
 
 
+class StandIn(_Model):
+    """A step's pinned adaptor version is not installed here: the installed version of the
+    same major version ran it instead (a run says so rather than pass for the pin)."""
+
+    key: str
+    adaptor: str
+    """The npm package, e.g. ``@openfn/language-http``."""
+    pinned: str
+    ran: str
+
+
 class TestRun(_Model):
     """A finished test run, as stored and as every client reads it."""
 
@@ -137,6 +148,8 @@ class TestRun(_Model):
     """It ran a review-mode draft made from ``version``, not the version itself."""
     runtime: dict[str, str] = Field(default_factory=dict)
     """Package -> version that ran it (``@openfn/runtime``, each adaptor)."""
+    stand_ins: list[StandIn] = Field(default_factory=list)
+    """Steps whose pinned adaptor version ran as another installed version."""
     created_at: str | None = None
     created_by: str | None = None
 

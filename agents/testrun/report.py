@@ -19,7 +19,15 @@ from urllib.parse import quote, quote_plus
 from tools.document import WorkflowDocument
 from tools.document.openfn import to_cli_workflow
 from tools.document.openfn.context import document_step_ids
-from tools.testrun import EdgeRun, RequestRecord, RunStatus, StepRun, TestRun, UnsupportedStep
+from tools.testrun import (
+    EdgeRun,
+    RequestRecord,
+    RunStatus,
+    StandIn,
+    StepRun,
+    TestRun,
+    UnsupportedStep,
+)
 
 # Configuration keys whose values are addresses, not secrets: reports keep them
 # (a request's URL is built from them). Every other string value is masked.
@@ -224,6 +232,7 @@ def build_run(
     requests: list[RequestRecord] = []
     unsupported: list[UnsupportedStep] = []
     runtime: dict[str, str] = {}
+    stand_ins: list[StandIn] = []
     nexts: dict[str, set[str]] = {}
     owed: Counter[str] = Counter()
     from_trigger: set[str] = set()
@@ -233,6 +242,7 @@ def build_run(
         kind = event.get("ev")
         if kind == "plan":
             runtime = {str(k): str(v) for k, v in (event.get("runtime") or {}).items()}
+            stand_ins = _stand_ins(plan, event.get("adaptors") or {})
         elif kind == "unsupported":
             unsupported = [
                 UnsupportedStep(key=plan.key(str(s["id"])) or str(s["id"]), reason=str(s["reason"]))
@@ -352,12 +362,27 @@ def build_run(
         error=error,
         duration_ms=outcome.duration_ms,
         runtime=runtime,
+        stand_ins=stand_ins,
     )
     run.summary = summarise(run, plan)
     secrets = list(secrets)
     if secrets:
         run = TestRun.model_validate(mask(run.model_dump(mode="json"), secrets))
     return run
+
+
+def _stand_ins(plan: RunPlan, adaptors: Mapping[str, Any]) -> list[StandIn]:
+    """Pins that ran as another installed version (the plan event's ``requested``/``ran``)."""
+    found = []
+    for step_id, used in adaptors.items():
+        for adaptor in used if isinstance(used, list) else ():
+            pinned, ran = adaptor.get("requested"), adaptor.get("ran")
+            if pinned and ran and pinned not in ("latest", ran):
+                key = plan.key(str(step_id)) or str(step_id)
+                found.append(
+                    StandIn(key=key, adaptor=str(adaptor["name"]), pinned=str(pinned), ran=str(ran))
+                )
+    return found
 
 
 def summarise(run: TestRun, plan: RunPlan) -> str:
@@ -397,4 +422,9 @@ def summarise(run: TestRun, plan: RunPlan) -> str:
         parts.append(run.error)
     elif run.status == "succeeded":
         parts.append("every step succeeded")
+    for stand_in in run.stand_ins:
+        parts.append(
+            f"'{plan.name(stand_in.key)}' pins {stand_in.adaptor}@{stand_in.pinned}, which is not "
+            f"installed here: it ran with {stand_in.ran}"
+        )
     return "; ".join(parts) + f" ({run.duration_ms} ms)."
