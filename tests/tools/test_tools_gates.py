@@ -59,7 +59,9 @@ def test_raise_adds_a_step_that_posts_the_case_to_the_review_queue(
 
     key = "send-referral-to-coordinator-for-review"
     job = doc.structure.jobs[key]
-    assert job.adaptor == "@openfn/language-http@latest"
+    # Pinned like every new step: the version the adaptor facts list as current.
+    http = load_catalogue().get("@openfn/language-http")
+    assert http is not None and job.adaptor == f"@openfn/language-http@{http.version}"
     assert job.credential == "review-queue"
     body = _code_is_clean(doc, key)
     assert "post('reviews'" in body

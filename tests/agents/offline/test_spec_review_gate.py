@@ -18,6 +18,7 @@ from tests.agents.plan.helpers import PlanHarness, proposed
 from tools.document import WorkflowDocument
 from tools.document.conditions import unguarded
 from tools.plan import ProjectPlan, contracts
+from tools.registry import run_tool
 from tools.testrun import RunRequest, SampleResponse
 
 SPEC = """\
@@ -105,15 +106,26 @@ async def test_the_plan_builds_the_gate_and_each_decision_takes_its_branch(tmp_p
         runner = LocalRunner(RunLimits(timeout_s=20), ensure_installed())
     except OpenFnRuntimeUnavailable as exc:
         pytest.fail(f"@openfn/runtime is not available: {exc}", pytrace=False)
-    portal = SampleResponse(url="https://sample.test/*", body={"id": "r-1"})
-    queue = SampleResponse(method="post", url="https://sample.test/reviews", status=202, body={})
+    portal = SampleResponse(url="https://portal.test/*", body={"id": "r-1"})
+    queue = SampleResponse(method="post", url="https://queue.test/reviews", status=202, body={})
+    # The fetch step calls its portal by a relative path: as in OpenFn, it runs only with
+    # a credential naming the portal's baseUrl, which the user attaches (as in chat).
+    fetch = [k for k, j in intake.structure.jobs.items() if k != raise_key and j.credential is None]
+    attached = run_tool(intake, "attach_credential", {"credential": "portal", "job_keys": fetch})
+    assert attached.ok, attached.text
     raised = await runner.run(
         intake.to_yaml(),
-        RunRequest(responses=[queue, portal], configuration={"baseUrl": "https://sample.test"}),
+        RunRequest(
+            responses=[queue, portal],
+            credentials={
+                "portal": {"baseUrl": "https://portal.test"},
+                "review-queue": {"baseUrl": "https://queue.test"},
+            },
+        ),
         run_id="intake",
     )
     assert raised.steps[-1].key == raise_key, raised.summary
-    assert any(r.url == "https://sample.test/reviews" and r.matched for r in raised.requests)
+    assert any(r.url == "https://queue.test/reviews" and r.matched for r in raised.requests)
     for decision, path in (
         ("approved", ["book-appointment"]),
         ("rejected", ["record-intake-coordinator-rejection"]),

@@ -59,11 +59,15 @@ async def test_starter_code_runs_and_ends_with_its_operation(
     spec = f"{adaptor.short_name}@{adaptor.version}"
     body = starter_code({"name": name, "adaptor": adaptor.pinned}, _functions(adaptor), request_)
     assert "minimal placeholder" not in body, body
-    document = workflow([Job("step", body, adaptor=spec, name=name)])
+    # Starter paths are relative, so the step names a credential with the baseUrl (as the
+    # CLI runs it with --creds); a step without one fails as in OpenFn (test_cli_parity).
+    document = workflow([Job("step", body, adaptor=spec, name=name, credential="api")])
 
     run = await runner.run(
         document,
-        RunRequest(input={"data": INPUT}, responses=SAMPLES, configuration={"baseUrl": BASE}),
+        RunRequest(
+            input={"data": INPUT}, responses=SAMPLES, credentials={"api": {"baseUrl": BASE}}
+        ),
         run_id=f"starter-{adaptor.short_name}-{name}",
     )
 
