@@ -15,7 +15,7 @@ import asyncio
 import dataclasses
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -29,12 +29,12 @@ from agents.tracing import Tracer
 from agents.usage import UsageLedger
 from app.answers import answer_confirmation, answer_proposal
 from app.auth import Principal
-from app.bus.base import LockHandle, TurnLock
-from app.bus.queue import wait_in_line
+from app.bus.base import TurnLock
 from app.errors import ConflictError, NotFoundError
 from app.offload import off_loop
 from app.publishing import Publisher, StoreCommitter
 from app.store import SessionRecord, Store
+from app.turn_lock import CANCELLED_BEFORE_START, TurnLocking
 from app.turn_records import (
     AT_LAST_VERSION,
     Send,
@@ -42,13 +42,11 @@ from app.turn_records import (
     record_start,
     relay_events,
 )
-from app.unavailable import unavailable
 from app.warm import WarmDocuments
-from app.ws.protocol import QueuedFrame, ServerFrame, TurnStartedFrame, error_frame
+from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
-from tools.errors import PlanwrightError
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +76,7 @@ class TurnAids(Protocol):
     async def last_failed_run(self, session: SessionRecord) -> str | None: ...
 
 
-class TurnService:
+class TurnService(TurnLocking):
     def __init__(
         self,
         *,
@@ -180,90 +178,6 @@ class TurnService:
         if live is not None:
             self.keep_parsed(workflow_id, *live)
 
-    async def take_lock(
-        self, key: str, send: Send, *, what: str = "workflow", queue: bool = False
-    ) -> LockHandle | None:
-        """The turn lock of ``key`` (a workflow id, or a project's plan-turn key), or
-        ``None`` after telling the client why not. With ``queue``, a busy ``key`` puts
-        the turn in line (``queued`` frames as it moves up) while there is room."""
-
-        async def queued(position: int) -> None:
-            await send(QueuedFrame(position=position))
-
-        try:
-            if queue and self.max_queue > 0:
-                handle = await wait_in_line(
-                    self.lock,
-                    key,
-                    ttl_s=self.lock_ttl_s,
-                    max_queue=self.max_queue,
-                    on_position=queued,
-                )
-            else:
-                handle = await self.lock.acquire(key, ttl_s=self.lock_ttl_s)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # Redis unreachable or too slow: say so rather than go silent
-            log.warning("could not take the turn lock of %s", key, exc_info=True)
-            await send(
-                error_frame(
-                    "lock_unavailable",
-                    "Could not start the turn: the turn lock did not answer in time; "
-                    "nothing changed, try again shortly.",
-                )
-            )
-            return None
-        if handle is None:
-            waiting = f" and {self.max_queue} more are waiting" if queue and self.max_queue else ""
-            await send(
-                error_frame("busy", f"Another turn is running on this {what}{waiting}; try again.")
-            )
-        return handle
-
-    async def under_lock(
-        self,
-        key: str,
-        send: Send,
-        work: Callable[[], Awaitable[ServerFrame | None]],
-        *,
-        what: str = "workflow",
-        subject: str = "turn",
-        doing: str = "start",
-        turn_id: str | None = None,
-        cancelled: str = "",
-        queue: bool = False,
-    ) -> None:
-        """Run ``work`` holding ``key``'s turn lock; the frame it returns (or the error
-        frame for how it failed) is sent once the lock is released, so a client that
-        starts its next turn on that frame never finds its own lock still held."""
-        try:
-            handle = await self.take_lock(key, send, what=what, queue=queue)
-        except asyncio.CancelledError:
-            await send(error_frame("cancelled", _CANCELLED_BEFORE_START, turn_id))
-            raise
-        if handle is None:
-            return
-        last: ServerFrame | None = None
-        try:
-            last = await work()
-        except asyncio.CancelledError:
-            last = error_frame("cancelled", f"The {subject} was cancelled.{cancelled}", turn_id)
-            raise
-        except PlanwrightError as exc:
-            last = error_frame(exc.code, exc.message, turn_id)
-        except Exception as exc:
-            down = unavailable(exc)
-            if down is not None:  # the database or Redis went away mid-turn
-                log.warning("%s could not %s (%s): %s", subject, doing, key, exc)
-                last = error_frame(down.code, down.message, turn_id)
-            else:
-                log.exception("%s could not %s (%s)", subject, doing, key)
-                last = error_frame("internal_error", f"The {subject} could not {doing}.", turn_id)
-        finally:
-            await handle.release()
-            if last is not None:
-                await send(last)
-
     async def run(self, request: TurnRequest, send: Send) -> None:
         session = request.session
         workflow_id = workflow_of(session)
@@ -276,7 +190,7 @@ class TurnService:
         try:
             pending = await self.open_proposal(session.id)
         except asyncio.CancelledError:  # cancelled before it took the lock: nothing ran
-            await send(error_frame("cancelled", _CANCELLED_BEFORE_START))
+            await send(error_frame("cancelled", CANCELLED_BEFORE_START))
             raise
         if pending is not None:
             await send(
@@ -405,6 +319,3 @@ def workflow_of(session: SessionRecord) -> str:
             "This is a project session: its turns plan the project.", code="project_session"
         )
     return session.workflow_id
-
-
-_CANCELLED_BEFORE_START = "The turn was cancelled before it started; nothing changed."

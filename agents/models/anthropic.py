@@ -33,6 +33,7 @@ from agents.models.base import (
     TextSink,
     Usage,
 )
+from agents.models.cache_layout import EPHEMERAL, MAX_BREAKPOINTS, rolling_breakpoints
 from agents.models.deadline import RetryWaitCap
 from agents.models.providers import SDKClient, platform_options
 
@@ -40,7 +41,6 @@ __all__ = ["AnthropicModel"]
 
 logger = logging.getLogger(__name__)
 
-EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 # Statuses the SDK retries itself (408, 409, 429, 5xx incl. 529 overloaded): once they
 # reach us its retries are spent, so the model is "unavailable" rather than wrong.
 _TRANSIENT_STATUSES = frozenset({408, 409, 429})
@@ -61,19 +61,6 @@ _NO_CREDENTIALS = "Could not resolve authentication method"
 MID_STREAM_RETRIES = 1
 """Retries of a stream that failed mid-way with a transient error before any text was
 used. The SDK retries failed responses, not a 200 whose SSE stream later fails."""
-MAX_BREAKPOINTS = 4
-"""The API's limit on ``cache_control`` blocks per request."""
-MESSAGE_BREAKPOINTS = 2
-"""Rolling breakpoints on this turn's own messages: its newest user message, and the one
-before it.
-
-With the system prompt's (which caches the tools before it too) and the end of the
-earlier turns' that makes the API's maximum of 4. The newest one writes the turn so
-far to the cache; the one before sits where the previous round's newest one was, so
-the next round reads everything up to it even when a round added more than the API's
-20-block lookback. The earlier turns' breakpoint is what the next turn reads: it sends
-the same history again (grown by this turn's exchange, or trimmed in a block).
-"""
 
 
 def _usage_of(message: Any) -> Usage:
@@ -92,45 +79,6 @@ def _spent(exc: BaseException, billed: list[Usage], model_id: str) -> BaseExcept
     exc.spent_usage = sum(billed, Usage())  # type: ignore[attr-defined]
     exc.spent_model = model_id  # type: ignore[attr-defined]
     return exc
-
-
-def _marked(message: dict[str, Any]) -> dict[str, Any] | None:
-    """``message`` with a breakpoint on its last block, or ``None`` if it has no block."""
-    content = message.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-    if not blocks or (isinstance(content, str) and not content):
-        return None
-    return {**message, "content": [*blocks[:-1], {**blocks[-1], "cache_control": dict(EPHEMERAL)}]}
-
-
-def rolling_breakpoints(
-    messages: list[dict[str, Any]], history_messages: int = 0, *, limit: int = MESSAGE_BREAKPOINTS
-) -> list[dict[str, Any]]:
-    """``messages`` with cache breakpoints: on the last block of the earlier turns (the
-    first ``history_messages``), and on the newest user messages after them, ``limit``
-    breakpoints in all at most.
-
-    Copies what it marks; the caller's messages are never modified.
-    """
-    out = list(messages)
-    marked = 0
-    end = min(history_messages, len(out))
-    if end and limit:
-        done = _marked(out[end - 1])
-        if done is not None:
-            out[end - 1] = done
-            marked += 1
-    rolling = min(MESSAGE_BREAKPOINTS, limit - marked)
-    for index in range(len(out) - 1, end - 1, -1):
-        if rolling <= 0:
-            break
-        if out[index].get("role") != "user":
-            continue
-        done = _marked(out[index])
-        if done is not None:
-            out[index] = done
-            rolling -= 1
-    return out
 
 
 class _SinkFailedError(Exception):

@@ -34,11 +34,10 @@ from agents.testrun.report import (
     Outcome,
     RunPlan,
     build_run,
-    mask,
     plan_from_cli,
     plan_from_document,
-    secret_values,
 )
+from agents.testrun.secrets import mask, secret_values
 from tools.document import WorkflowDocument
 from tools.errors import DocumentError
 from tools.testrun import RunRequest, TestRun, UnsupportedStep

@@ -412,7 +412,7 @@ async def test_api_key_never_leaks(
 
 
 def test_rolling_breakpoints_mark_the_two_newest_user_messages_only() -> None:
-    from agents.models.anthropic import rolling_breakpoints
+    from agents.models.cache_layout import rolling_breakpoints
 
     result = {"type": "tool_result", "tool_use_id": "t1", "content": "done"}
     messages: list[dict[str, Any]] = [
@@ -436,7 +436,7 @@ def test_rolling_breakpoints_mark_the_two_newest_user_messages_only() -> None:
 
 
 def test_breakpoints_mark_the_end_of_the_earlier_turns_and_stay_within_four() -> None:
-    from agents.models.anthropic import MAX_BREAKPOINTS, rolling_breakpoints
+    from agents.models.cache_layout import MAX_BREAKPOINTS, rolling_breakpoints
 
     earlier: list[dict[str, Any]] = [
         {"role": "user", "content": "old question"},

@@ -143,7 +143,7 @@ async def test_a_logged_credential_is_in_no_report_nor_event(runner: LocalRunner
 
 
 def test_an_address_is_kept_unless_it_carries_a_password() -> None:
-    from agents.testrun.report import secret_values
+    from agents.testrun.secrets import secret_values
 
     values = secret_values(
         {"baseUrl": "https://emr.example.org", "url": "https://ana:pw-77@emr.example.org"}
