@@ -8,8 +8,8 @@ themselves: in block style (what every exporter and editor writes), the entries 
 block mapping are exactly the lines at its indentation that are not comments, since
 anything inside an entry (its fields, a block scalar's text, a quoted or plain
 scalar's continuation lines) is indented further (YAML 1.2, 8.2.2 and 7.3). A
-section written in flow style (``jobs: {a: ..., b: ...}``) is not counted here; the
-parsed document is checked again (:func:`check_counts`) before any id is minted.
+section written in flow style (``jobs: {a: ..., b: ...}``) is counted on the parsed
+plain data instead, still before any document is built or id minted.
 A CLI ``workflow.json`` is JSON, which the C decoder reads in milliseconds: it is
 counted from its data.
 """
@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from tools.document.yaml_io import DEFAULT_MAX_BYTES, check_size
+from tools.document.yaml_io import DEFAULT_MAX_BYTES, check_size, load_yaml
 from tools.errors import DocumentError
 
 DEFAULT_MAX_JOBS = 5000
@@ -49,14 +49,37 @@ class Counts:
 
 def check_text(text: str, fmt: Format, limits: DocumentLimits) -> None:
     """Refuse ``text`` when it is over the size limit (``document_too_large``) or holds
-    more jobs (``too_many_jobs``) or edges (``too_many_edges``) than allowed, without
-    parsing it as a document. Silent when the counts cannot be read cheaply (flow
-    style, text that is not JSON): the parser then says what is wrong, and
-    :func:`check_counts` checks the parsed document."""
+    more jobs (``too_many_jobs``) or edges (``too_many_edges``) than allowed, before any
+    per-job work (building the document, minting ids). The counts are read from the
+    lines (block style) or the JSON; a section in flow style is counted on the plain
+    YAML data instead (one parse, nothing built). Text that is neither is left to the
+    parser, which says what is wrong."""
     check_size(text, limits.max_bytes)
     counts = _count_json(text) if fmt == "cli" else _count_yaml(text, lightning=fmt == "lightning")
+    if counts is None and fmt != "cli":
+        counts = _count_loaded(text, lightning=fmt == "lightning", max_bytes=limits.max_bytes)
     if counts is not None:
         check_counts(counts, limits)
+
+
+def _count_loaded(text: str, *, lightning: bool, max_bytes: int) -> Counts | None:
+    """Jobs and edges of YAML text the line count cannot read (flow style), from its
+    parsed data; ``None`` when it does not parse (the importer reports why)."""
+    try:
+        data = load_yaml(text, max_bytes=max_bytes)
+    except DocumentError:
+        return None
+    if not isinstance(data, Mapping):
+        return None
+    workflows = data.get("workflows") if lightning else {"": data}
+    if not isinstance(workflows, Mapping):
+        return None
+    jobs = edges = 0
+    for workflow in workflows.values():
+        if isinstance(workflow, Mapping):
+            jobs += len(workflow.get("jobs") or ())
+            edges += len(workflow.get("edges") or ())
+    return Counts(jobs, edges)
 
 
 def check_counts(counts: Counts, limits: DocumentLimits) -> None:

@@ -121,3 +121,23 @@ def test_the_limits_are_settings(app_client: Callable[..., TestClient]) -> None:
     assert edges.json()["error"]["code"] == "too_many_edges"
     one = client.post("/v1/projects", json={"yaml": _project(3, 1)}, headers=auth(EDITOR))
     assert one.status_code == 201, one.text
+
+
+def test_flow_style_imports_are_counted_before_the_importer_runs(
+    app_client: Callable[..., TestClient], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Flow-style sections are not counted from the lines; they are counted on the plain
+    parsed data, still before any importer builds a document or mints an id."""
+    client = app_client(max_jobs=3)
+    jobs = ", ".join(f"j{i}: {{name: J{i}}}" for i in range(4))
+    project = f"name: P\nworkflows:\n  w:\n    name: W\n    jobs: {{{jobs}}}\n"
+    workflow = f"name: W\njobs: {{{jobs}}}\n"
+    calls = _refuse_parsing(monkeypatch)
+    for fmt, content in (("lightning", project), ("yaml", workflow)):
+        refused = client.post(
+            "/v1/workflows/import", json={"format": fmt, "content": content}, headers=auth(EDITOR)
+        )
+        assert (refused.status_code, refused.json()["error"]["code"]) == (413, "too_many_jobs")
+    created = client.post("/v1/projects", json={"yaml": project}, headers=auth(EDITOR))
+    assert (created.status_code, created.json()["error"]["code"]) == (413, "too_many_jobs")
+    assert calls == []
