@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from app.client.rest import ChatError, add_connection_arguments
-from app.client.transfer import request
+from app.client.transfer import export, request
 
 PROJECT_FORMATS = ("lightning",)
 """What the server exports a project as (``GET /v1/projects/{id}/export?format=``)."""
@@ -94,19 +94,4 @@ def run_list(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def run_export(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
-    try:
-        response = request(
-            args,
-            "GET",
-            f"/v1/projects/{quote(args.project, safe='')}/export",
-            params={"format": args.format},
-        )
-    except ChatError as exc:
-        print(f"planwright: {exc.message}", file=stderr)
-        return exc.code
-    if args.output:
-        Path(args.output).write_text(response.text, encoding="utf-8")
-        print(f"wrote {args.output}", file=stderr)
-    else:
-        stdout.write(response.text)
-    return 0
+    return export(args, f"/v1/projects/{quote(args.project, safe='')}/export", stdout, stderr)

@@ -46,13 +46,14 @@ def register(subparsers: Any) -> None:
 
 
 def run_export(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    return export(args, f"/v1/workflows/{quote(args.workflow, safe='')}/export", stdout, stderr)
+
+
+def export(args: argparse.Namespace, path: str, stdout: TextIO, stderr: TextIO) -> int:
+    """GET an export (``path``) in ``args.format`` into ``args.output`` or stdout, and say
+    each problem OpenFn would trip over that the server lists with it."""
     try:
-        response = request(
-            args,
-            "GET",
-            f"/v1/workflows/{quote(args.workflow, safe='')}/export",
-            params={"format": args.format},
-        )
+        response = request(args, "GET", path, params={"format": args.format})
     except ChatError as exc:
         print(f"planwright: {exc.message}", file=stderr)
         return exc.code
