@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agents.events import ProposalChange, TurnUsage
 from agents.usage import PromptUse
+from app.store.records import ConfirmationFields, VersionFields
 from app.text import ClientText
 from tools.plan import Contract, PlanDelta, PlanRecord, ProjectPlan
 
@@ -117,15 +118,9 @@ class WorkflowSummary(BaseModel):
     updated_at: datetime
 
 
-class Version(BaseModel):
-    version: int
-    author: str | None
-    tool: str | None
-    summary: str
-    session_id: str | None
-    turn_id: str | None
-    created_at: datetime
-    yaml: str | None = None
+class Version(VersionFields):
+    # No docstring: it would become the schema's description in the OpenAPI document.
+    pass
 
 
 class CreateSession(_Body):
@@ -238,18 +233,9 @@ class Turn(BaseModel):
     created_at: datetime
 
 
-class Confirmation(BaseModel):
+class Confirmation(ConfirmationFields):
     """A question a turn asked, and its answer (``approved`` is null until answered;
     it stays null when a new message superseded the question)."""
-
-    turn_id: str
-    request_id: str
-    question: str
-    asked_at: datetime
-    approved: bool | None
-    answered_by: str | None
-    answered_at: datetime | None
-    feedback: str | None
 
 
 class SessionDetail(Session):

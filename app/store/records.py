@@ -21,6 +21,7 @@ from app.store.models import MessageRole, TurnStatus
 from tools.testrun import TestRun
 
 __all__ = [
+    "ConfirmationFields",
     "ConfirmationRecord",
     "MessageRecord",
     "ModelCallRecord",
@@ -28,6 +29,7 @@ __all__ = [
     "SessionRecord",
     "TestRunRecord",
     "TurnRecord",
+    "VersionFields",
     "VersionRecord",
     "WorkflowRecord",
 ]
@@ -64,11 +66,10 @@ class WorkflowRecord(_Record):
     updated_at: datetime
 
 
-class VersionRecord(_Record):
-    """One row of a workflow's history; ``yaml`` only from
-    :meth:`~app.store.repository.Store.get_version`."""
+class VersionFields(BaseModel):
+    """What one version of a workflow says about itself: declared once, for the store's
+    :class:`VersionRecord` and the API's ``Version`` (``app.api.schemas``) alike."""
 
-    workflow_id: str
     version: int
     author: str | None
     tool: str | None
@@ -77,6 +78,13 @@ class VersionRecord(_Record):
     turn_id: str | None
     created_at: datetime
     yaml: str | None = None
+
+
+class VersionRecord(VersionFields, _Record):
+    """One row of a workflow's history; ``yaml`` only from
+    :meth:`~app.store.repository.Store.get_version`."""
+
+    workflow_id: str
 
 
 class SessionRecord(_Record):
@@ -149,11 +157,11 @@ class ModelCallRecord(ModelCallUsage):
 _CALL_FIELDS = set(ModelCallUsage.model_fields)
 
 
-class ConfirmationRecord(_Record):
-    """A confirmation a turn asked for; ``approved`` is ``None`` until answered."""
+class ConfirmationFields(BaseModel):
+    """A question a turn asked and its answer: declared once, for the store's
+    :class:`ConfirmationRecord` and the API's ``Confirmation`` (``app.api.schemas``)."""
 
     turn_id: str
-    session_id: str
     request_id: str
     question: str
     asked_at: datetime
@@ -161,6 +169,12 @@ class ConfirmationRecord(_Record):
     answered_by: str | None
     answered_at: datetime | None
     feedback: str | None
+
+
+class ConfirmationRecord(ConfirmationFields, _Record):
+    """A confirmation a turn asked for; ``approved`` is ``None`` until answered."""
+
+    session_id: str
 
 
 class TestRunRecord(_Record):
