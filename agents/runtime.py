@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,7 +20,7 @@ from agents.models.pause import PauseContinuingModel
 from agents.tokens import TokenCounter, local_token_counter
 from agents.usage import DEFAULT_PRICES, ModelPrice, RecordingModel, UsageLedger
 from prompts import PromptTemplate, load_prompt
-from tools.base import ToolContext
+from tools.base import ToolContext, ToolResult
 from tools.document import WorkflowDocument
 from tools.document.structure import Change
 from tools.document.yaml_io import DEFAULT_MAX_BYTES
@@ -55,6 +55,42 @@ class CommitError(PlanwrightError):
     code = "commit_failed"
 
 
+@dataclass(frozen=True)
+class Commit:
+    """One mutation to persist: the document after it, and what made it.
+
+    Every committer takes this one value (a turn's, the in-memory one, the service's
+    :class:`app.publishing.StoreCommitter`), so the fields are named once."""
+
+    yaml: str
+    """The whole document after the mutation."""
+    name: str | None
+    """The workflow's name after it (``None``: unchanged)."""
+    base_version: int
+    """The version it was made on; the commit is ``base_version + 1``."""
+    tool: str
+    """What made it: a tool's name, ``review``, ``plan``, ``put``, ``revert``."""
+    changes: Sequence[Change]
+    summary: str
+    """The version's one-line description in the history."""
+    turn_id: str | None = None
+    """The turn that made it; ``None`` for a write that is not a turn's."""
+
+    @classmethod
+    def of_tool(
+        cls,
+        tool: str,
+        result: ToolResult,
+        *,
+        yaml: str,
+        name: str | None,
+        base_version: int,
+        turn_id: str,
+    ) -> Commit:
+        """The commit of one tool call's mutation: its changes, its headline as summary."""
+        return cls(yaml, name, base_version, tool, result.changes, result.headline, turn_id)
+
+
 class Committer(Protocol):
     """Persists a mutation and returns the new version number.
 
@@ -62,49 +98,24 @@ class Committer(Protocol):
     is emitted and before the next tool runs. Must raise on failure.
     """
 
-    async def commit(
-        self,
-        *,
-        yaml: str,
-        name: str | None,
-        base_version: int,
-        tool: str,
-        changes: list[Change],
-        summary: str,
-        turn_id: str,
-    ) -> int: ...
+    async def commit(self, change: Commit) -> int: ...
 
 
-async def commit_change(
-    committer: Committer,
-    *,
-    yaml: str,
-    name: str | None,
-    base_version: int,
-    tool: str,
-    changes: list[Change],
-    summary: str,
-    turn_id: str,
-) -> int:
+async def commit_change(committer: Committer, change: Commit) -> int:
     """``committer.commit``, with any failure a :class:`CommitError` naming the tool."""
     try:
-        return await committer.commit(
-            yaml=yaml,
-            name=name,
-            base_version=base_version,
-            tool=tool,
-            changes=changes,
-            summary=summary,
-            turn_id=turn_id,
-        )
+        return await committer.commit(change)
     except CommitError:
         raise
     except PlanwrightError as exc:  # e.g. a version conflict: its message is for people
-        raise CommitError(f"Could not save the change made by {tool}: {exc.message}") from exc
-    except Exception as exc:  # the store's own error names tables and values: logged only
-        log.exception("saving the change made by %s failed", tool)
         raise CommitError(
-            f"Could not save the change made by {tool}; the workflow is at its last saved version."
+            f"Could not save the change made by {change.tool}: {exc.message}"
+        ) from exc
+    except Exception as exc:  # the store's own error names tables and values: logged only
+        log.exception("saving the change made by %s failed", change.tool)
+        raise CommitError(
+            f"Could not save the change made by {change.tool}; the workflow is at its last "
+            "saved version."
         ) from exc
 
 
@@ -134,20 +145,16 @@ class InMemoryCommitter:
 
     versions: list[dict[str, Any]] = field(default_factory=list)
 
-    async def commit(
-        self,
-        *,
-        yaml: str,
-        name: str | None,
-        base_version: int,
-        tool: str,
-        changes: list[Change],
-        summary: str,
-        turn_id: str,
-    ) -> int:
-        version = base_version + 1
+    async def commit(self, change: Commit) -> int:
+        version = change.base_version + 1
         self.versions.append(
-            {"version": version, "yaml": yaml, "tool": tool, "summary": summary, "turn": turn_id}
+            {
+                "version": version,
+                "yaml": change.yaml,
+                "tool": change.tool,
+                "summary": change.summary,
+                "turn": change.turn_id,
+            }
         )
         return version
 

@@ -19,13 +19,12 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agents.events import workflow_event
+from agents.runtime import Commit
 from app.bus.base import Event, EventBus
 from app.store import Store
-from tools.document.structure import Change
 
 log = logging.getLogger(__name__)
 
@@ -63,19 +62,13 @@ class Publisher:
     async def commit_and_publish(
         self,
         workflow_id: str,
+        change: Commit,
         *,
-        yaml: str,
-        name: str | None,
-        expected_version: int,
         author: str | None,
-        tool: str,
-        summary: str,
-        changes: Sequence[Change],
         session_id: str | None = None,
-        turn_id: str | None = None,
     ) -> int:
-        """Commit ``yaml`` as version ``expected_version + 1`` and publish its
-        ``workflow`` event; returns the new version.
+        """Commit ``change`` as version ``change.base_version + 1`` of the workflow and
+        publish its ``workflow`` event; returns the new version.
 
         Shielded: a cancelled caller (a turn, a dropped request) never leaves a
         persisted version unpublished. Raises only what :meth:`Store.commit_version`
@@ -86,17 +79,21 @@ class Publisher:
         async def commit_then_publish() -> int:
             version = await self.store.commit_version(
                 workflow_id,
-                yaml=yaml,
-                name=name,
-                expected_version=expected_version,
+                yaml=change.yaml,
+                name=change.name,
+                expected_version=change.base_version,
                 author=author,
                 session_id=session_id,
-                turn_id=turn_id,
-                tool=tool,
-                summary=summary,
+                turn_id=change.turn_id,
+                tool=change.tool,
+                summary=change.summary,
             )
             event = workflow_event(
-                yaml, version, changes, workflow_id=workflow_id, turn_id=turn_id
+                change.yaml,
+                version,
+                change.changes,
+                workflow_id=workflow_id,
+                turn_id=change.turn_id,
             ).wire()
             await self.publish(workflow_id, event)
             return version
@@ -174,26 +171,7 @@ class StoreCommitter:
     session_id: str
     author: str
 
-    async def commit(
-        self,
-        *,
-        yaml: str,
-        name: str | None,
-        base_version: int,
-        tool: str,
-        changes: list[Change],
-        summary: str,
-        turn_id: str,
-    ) -> int:
+    async def commit(self, change: Commit) -> int:
         return await self.publisher.commit_and_publish(
-            self.workflow_id,
-            yaml=yaml,
-            name=name,
-            expected_version=base_version,
-            author=self.author,
-            session_id=self.session_id,
-            turn_id=turn_id,
-            tool=tool,
-            changes=changes,
-            summary=summary,
+            self.workflow_id, change, author=self.author, session_id=self.session_id
         )

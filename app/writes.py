@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agents.runtime import Commit
 from app.errors import NotFoundError, VersionConflictError
 from app.publishing import Publisher
 from app.store import Store
@@ -57,16 +58,11 @@ async def commit_content(
         if head.yaml == yaml:
             return None
         try:
-            return await publisher.commit_and_publish(
-                workflow_id,
-                yaml=yaml,
-                name=name,
-                expected_version=head.version if expected_version is None else expected_version,
-                author=author,
-                tool=tool,
-                summary=summary,
-                changes=changes,
+            base = head.version if expected_version is None else expected_version
+            change = Commit(
+                yaml=yaml, name=name, base_version=base, tool=tool, changes=changes, summary=summary
             )
+            return await publisher.commit_and_publish(workflow_id, change, author=author)
         except VersionConflictError as exc:
             if expected_version is not None:
                 raise

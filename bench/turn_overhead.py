@@ -31,7 +31,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from agents.graph import build_graph
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
 from agents.runner import TurnRunner
-from agents.runtime import AgentConfig, TurnRuntime
+from agents.runtime import AgentConfig, Commit, TurnRuntime
 from app.bus import InProcessBus
 from app.publishing import Publisher
 from app.store import Store, create_engine, migrate
@@ -78,12 +78,10 @@ class TimedCommitter:
     workflow_id: str
     seconds: float = 0.0
 
-    async def commit(self, *, base_version: int, **kwargs: Any) -> int:
+    async def commit(self, change: Commit) -> int:
         start = time.perf_counter()
         try:
-            return await self.publisher.commit_and_publish(
-                self.workflow_id, expected_version=base_version, author="bench", **kwargs
-            )
+            return await self.publisher.commit_and_publish(self.workflow_id, change, author="bench")
         finally:
             self.seconds += time.perf_counter() - start
 

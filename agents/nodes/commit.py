@@ -11,42 +11,26 @@ from typing import Any
 
 from agents.events import WorkflowEvent, workflow_event
 from agents.review import draft_entry
-from agents.runtime import CommitError, TurnRuntime, commit_change
+from agents.runtime import Commit, CommitError, TurnRuntime, commit_change
 from agents.state import TurnState
 from tools.base import ToolResult
 from tools.document import WorkflowDocument
 
 
-async def commit(
-    rt: TurnRuntime,
-    state: TurnState,
-    doc: WorkflowDocument,
-    version: int,
-    tool: str,
-    result: ToolResult,
-) -> tuple[str, int]:
-    """Commit ``doc`` as the version after ``version``; returns its YAML and number.
+async def commit(rt: TurnRuntime, doc: WorkflowDocument, change: Commit) -> int:
+    """Commit ``change`` (``doc`` as YAML, the version after ``change.base_version``);
+    returns the new version's number and keeps ``doc`` live at it.
 
     On failure the live document is dropped (it holds the uncommitted edit) and a
     :class:`CommitError` propagates: the turn ends, nothing is published.
     """
-    yaml = doc.to_yaml()
     try:
-        new_version = await commit_change(
-            rt.committer,
-            yaml=yaml,
-            name=doc.name,
-            base_version=version,
-            tool=tool,
-            changes=result.changes,
-            summary=result.headline,
-            turn_id=state.get("turn_id", ""),
-        )
+        new_version = await commit_change(rt.committer, change)
     except CommitError:
         rt.forget_document()
         raise
     rt.adopt(doc, new_version)
-    return yaml, new_version
+    return new_version
 
 
 async def land(
@@ -66,7 +50,11 @@ async def land(
     A draft's version counts the draft's changes from its base; it is never stored.
     """
     if not state.get("review"):
-        yaml, new_version = await commit(rt, state, doc, version, tool, result)
+        yaml, turn_id = doc.to_yaml(), state.get("turn_id", "")
+        change = Commit.of_tool(
+            tool, result, yaml=yaml, name=doc.name, base_version=version, turn_id=turn_id
+        )
+        new_version = await commit(rt, doc, change)
         return yaml, new_version, workflow_event(yaml, new_version, result.changes)
     draft.append(draft_entry(draft, result.headline, recipe))
     rt.adopt(doc, version + 1)

@@ -16,7 +16,7 @@ from langgraph.types import interrupt
 
 from agents.events import workflow_event
 from agents.review import REVIEW_TOOL, outcome_text, proposal_changes, unified_diff
-from agents.runtime import TurnRuntime, commit_change
+from agents.runtime import Commit, TurnRuntime, commit_change
 from agents.state import TurnState
 from tools.document.structure import Change
 
@@ -67,13 +67,15 @@ async def review_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[s
         live = rt.live_document()
         version = await commit_change(
             rt.committer,
-            yaml=yaml,
-            name=answer.get("name"),
-            base_version=head_version,
-            tool=REVIEW_TOOL,
-            changes=changes,
-            summary=outcome_text(draft, applied, head_version + 1),
-            turn_id=state.get("turn_id", ""),
+            Commit(
+                yaml=yaml,
+                name=answer.get("name"),
+                base_version=head_version,
+                tool=REVIEW_TOOL,
+                changes=changes,
+                summary=outcome_text(draft, applied, head_version + 1),
+                turn_id=state.get("turn_id", ""),
+            ),
         )
         if live is not None:
             rt.adopt(live[0], version)

@@ -34,7 +34,7 @@ from agents.plan.requests import build_request, plan_context
 from agents.plan.runtime import OpenWorkflow, PlanRuntime
 from agents.plan.state import PlanState
 from agents.runner import TurnRunner
-from agents.runtime import commit_change
+from agents.runtime import Commit, commit_change
 from agents.state import TurnInput
 from tools.document import WorkflowDocument
 from tools.edits.add_review_gate import REVIEW_CREDENTIAL
@@ -251,13 +251,15 @@ async def _cleared(state: PlanState, opened: OpenWorkflow, name: str, emit: Emit
     yaml = WorkflowDocument.new(name=name).to_yaml()
     version = await commit_change(
         opened.committer,
-        yaml=yaml,
-        name=name,
-        base_version=opened.version,
-        tool="plan",
-        changes=[],
-        summary="Cleared for the rebuild the approved plan asked for",
-        turn_id=state["turn_id"],
+        Commit(
+            yaml=yaml,
+            name=name,
+            base_version=opened.version,
+            tool="plan",
+            changes=[],
+            summary="Cleared for the rebuild the approved plan asked for",
+            turn_id=state["turn_id"],
+        ),
     )
     emit(
         workflow_event(yaml, version, [], workflow_id=opened.workflow_id, turn_id=state["turn_id"])

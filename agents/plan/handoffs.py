@@ -16,7 +16,7 @@ from collections.abc import Callable
 from agents.events import Event, workflow_event
 from agents.plan.runtime import PlanRuntime
 from agents.plan.state import PlanState
-from agents.runtime import CommitError, commit_change
+from agents.runtime import Commit, CommitError, commit_change
 from tools.base import ToolResult
 from tools.document import WorkflowDocument
 from tools.document.structure import Structure
@@ -134,22 +134,15 @@ async def _apply(
                 return None
             if result.mutated:
                 steps.append((call[0], doc.to_yaml(), result))
-        version = opened.version
+        version, turn_id = opened.version, state["turn_id"]
         for tool, yaml, result in steps:
+            change = Commit.of_tool(
+                tool, result, yaml=yaml, name=doc.name, base_version=version, turn_id=turn_id
+            )
             try:
-                version = await commit_change(
-                    opened.committer,
-                    yaml=yaml,
-                    name=doc.name,
-                    base_version=version,
-                    tool=tool,
-                    changes=result.changes,
-                    summary=result.headline,
-                    turn_id=state["turn_id"],
-                )
+                version = await commit_change(opened.committer, change)
             except CommitError:  # the versions before it stand; the hand-off is reported failed
                 return None
-            turn_id = state["turn_id"]
             emit(
                 workflow_event(
                     yaml, version, result.changes, workflow_id=workflow_id, turn_id=turn_id

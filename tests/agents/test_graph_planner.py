@@ -8,7 +8,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agents.graph import build_graph
 from agents.models import ScriptedModel
 from agents.runner import TurnRunner
-from agents.runtime import CommitError, InMemoryCommitter
+from agents.runtime import Commit, CommitError, InMemoryCommitter
 from tests.agents.helpers import BASE_YAML, run, runtime_for, turn
 
 S = ScriptedModel
@@ -239,7 +239,7 @@ async def test_history_keeps_user_and_final_text_only() -> None:
 
 
 class _FailingCommitter(InMemoryCommitter):
-    async def commit(self, **kwargs):  # type: ignore[no-untyped-def,override]
+    async def commit(self, change: Commit) -> int:
         raise RuntimeError("database is gone")
 
 

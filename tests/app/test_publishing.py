@@ -7,6 +7,7 @@ import asyncio
 import json
 from typing import Any
 
+from agents.runtime import Commit
 from app.bus.base import Event
 from app.bus.memory import BusUnavailableError, InProcessBus, encode_event
 from app.publishing import Publisher
@@ -37,16 +38,15 @@ class FakeStore:
 
 
 async def commit(publisher: Publisher, version: int) -> int:
-    return await publisher.commit_and_publish(
-        "wf",
+    change = Commit(
         yaml=f"name: v{version + 1}\n",
         name=None,
-        expected_version=version,
-        author="a",
+        base_version=version,
         tool="put",
-        summary="s",
         changes=[],
+        summary="s",
     )
+    return await publisher.commit_and_publish("wf", change, author="a")
 
 
 async def test_commits_are_reported_while_the_bus_is_down_and_published_in_order_after() -> None:
