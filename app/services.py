@@ -126,6 +126,7 @@ async def open_checkpointer(settings: Settings) -> AsyncIterator[Any]:
     else:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+        settings.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
         async with AsyncSqliteSaver.from_conn_string(str(settings.checkpoint_path)) as saver:
             # Its tables are otherwise made by the first read or write; deleting a
             # turn's checkpoints (an abandoned turn's, say) may come first.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import (
     AliasChoices,
@@ -31,8 +31,16 @@ from tools.document.yaml_io import DEFAULT_MAX_BYTES
 TokenRole = Literal["editor", "reviewer", "admin"]
 
 
+DEFAULT_DATA_DIR = Path(".data")
+
+
 def _alias(name: str) -> AliasChoices:
     return AliasChoices(name, f"PLANWRIGHT_{name}")
+
+
+def _data_dir(validated: dict[str, Any]) -> Path:
+    # An invalid data_dir is missing here (pydantic reports it): the default stands in.
+    return Path(validated.get("data_dir", DEFAULT_DATA_DIR))
 
 
 class Settings(BaseSettings):
@@ -110,11 +118,23 @@ class Settings(BaseSettings):
     history_token_budget: int = 8000
     max_message_tokens: int = 6000
 
-    database_url: str = Field("sqlite:///planwright.db", validation_alias=_alias("DATABASE_URL"))
+    data_dir: Path = Field(
+        DEFAULT_DATA_DIR,
+        description="Where the service keeps what it writes as it runs: the SQLite database "
+        "and the paused turns' checkpoints, each with its -wal and -shm files (made when "
+        "first opened). Relative: to the working directory; .data is gitignored.",
+    )
+    # Declared after data_dir: their defaults are read from its validated value.
+    database_url: str = Field(
+        default_factory=lambda data: f"sqlite:///{_data_dir(data) / 'planwright.db'}",
+        validation_alias=_alias("DATABASE_URL"),
+        description="SQLite file or postgresql://...; unset: planwright.db in data_dir.",
+    )
     redis_url: str | None = Field(None, validation_alias=_alias("REDIS_URL"))
     checkpoint_path: Path = Field(
-        Path("planwright-checkpoints.db"),
-        description="SQLite file for paused turns when DATABASE_URL is not Postgres.",
+        default_factory=lambda data: _data_dir(data) / "checkpoints.db",
+        description="SQLite file for paused turns when DATABASE_URL is not Postgres; unset: "
+        "checkpoints.db in data_dir.",
     )
 
     langfuse_public_key: str | None = Field(None, validation_alias=_alias("LANGFUSE_PUBLIC_KEY"))

@@ -117,6 +117,9 @@ def create_engine(
     if sa_url.database in (None, "", ":memory:"):
         # One shared connection, or every checkout would see its own empty database.
         kwargs.setdefault("poolclass", StaticPool)
+    elif not sa_url.query.get("uri"):
+        # SQLite makes the file but not its folder (the settings' data_dir, say).
+        Path(sa_url.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_async_engine(sa_url, **kwargs)
     _configure_sqlite(engine)
     return engine
