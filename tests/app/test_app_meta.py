@@ -9,7 +9,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from app.main import create_app
 from app.settings import Settings
-from tests.app.service.conftest import make_settings
+from tests.app.service.helpers import make_settings
 
 
 def test_health_reports_offline_model_without_a_key(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import uvicorn.config
 from agents.tracing import mask_secrets
 from app import log_redaction
 from app.main import create_app
-from tests.app.service.conftest import make_settings
+from tests.app.service.helpers import make_settings
 
 
 def test_tokens_in_websocket_lines_are_redacted(

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from app import main
 from app.main import create_app
-from tests.app.service.conftest import make_settings
+from tests.app.service.helpers import make_settings
 
 
 class _Probe:

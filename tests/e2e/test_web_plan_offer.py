@@ -9,7 +9,7 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from tests.app.service.test_plan_feedback import NAMES, SPEC
+from tests.app.service.helpers import NAMES, SPEC
 from tests.e2e.conftest import screenshot
 from tests.e2e.server import LiveServer
 from tests.e2e.test_web import OpenPage, at_version, send

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error, response_schema_conformance
 
-from tests.app.service.conftest import EDITOR, auth, create_session, create_workflow
+from tests.app.service.helpers import EDITOR, auth, create_session, create_workflow
 
 # Bounded: coverage is a fixed ~220 cases; fuzzing adds this many per backend.
 FUZZ_EXAMPLES = 100

@@ -21,8 +21,7 @@ from fastapi.testclient import TestClient
 from agents.models.base import ChatModel, ModelRole
 from agents.models.offline import OfflineModel
 from app.main import create_app
-from tests.app.service.conftest import EDITOR, auth, make_settings
-from tests.app.service.test_ws_chat import connect, turn
+from tests.app.service.helpers import EDITOR, auth, connect, make_settings, turn
 
 CODE = "write code for all steps"
 

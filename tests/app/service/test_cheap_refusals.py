@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.api import projects, workflows
-from tests.app.service.conftest import EDITOR, auth, create_workflow
+from tests.app.service.helpers import EDITOR, auth, create_workflow
 from tools.document import WorkflowDocument
 
 JOBS = 10_000

@@ -4,34 +4,25 @@ own (any worker sharing the database can answer it); a finished one leaves none.
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
-from tests.app.service.conftest import DOC, EDITOR, auth
-from tests.app.service.test_ws_chat import connect, setup, turn, until
+from tests.app.service.helpers import (
+    DOC,
+    EDITOR,
+    auth,
+    checkpoint_rows,
+    connect,
+    setup,
+    turn,
+    until,
+)
 
 S = ScriptedModel
-
-
-def checkpoint_rows(database_url: str, tmp_path: Path) -> int:
-    """Rows in every checkpoint table of the backend the service uses."""
-    if database_url.startswith("sqlite"):
-        with sqlite3.connect(tmp_path / "checkpoints.db") as db:
-            return sum(
-                db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-                for table in ("checkpoints", "writes")
-            )
-    with psycopg.connect(database_url) as db:
-        return sum(
-            db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # type: ignore[index]
-            for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs")
-        )
 
 
 def test_a_completed_turn_leaves_no_checkpoint(

@@ -12,8 +12,7 @@ from fastapi.testclient import TestClient
 
 from app.cli import build_parser
 from app.client import projects
-from tests.app.service.conftest import EDITOR, REVIEWER
-from tests.app.service.test_rest_formats import TWO_WORKFLOWS
+from tests.app.service.helpers import EDITOR, REVIEWER, TWO_WORKFLOWS
 
 
 def _run(argv: list[str], client: TestClient) -> tuple[int, str, str]:

@@ -12,8 +12,7 @@ from fastapi.testclient import TestClient
 
 from app.cli import build_parser
 from app.client import transfer
-from tests.app.service.conftest import EDITOR, REVIEWER, create_workflow
-from tests.app.service.test_rest_formats import TWO_WORKFLOWS
+from tests.app.service.helpers import EDITOR, REVIEWER, TWO_WORKFLOWS, create_workflow
 from tests.documents import REFERRAL_WITH_WEBHOOK
 
 

@@ -16,8 +16,7 @@ from fastapi.testclient import TestClient
 from agents.models.base import ChatModel, ModelRole
 from agents.models.offline import OfflineModel
 from app.main import create_app
-from tests.app.service.conftest import EDITOR, auth, create_session, make_settings
-from tests.app.service.test_ws_chat import connect, turn
+from tests.app.service.helpers import EDITOR, auth, connect, create_session, make_settings, turn
 from tools.document import WorkflowDocument
 
 LINDA = (

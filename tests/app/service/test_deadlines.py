@@ -10,8 +10,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
-from tests.app.service.conftest import EDITOR, auth
-from tests.app.service.test_ws_chat import connect, setup, turn, until
+from tests.app.service.helpers import EDITOR, auth, connect, setup, turn, until
 
 S = ScriptedModel
 

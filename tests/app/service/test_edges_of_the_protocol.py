@@ -13,9 +13,18 @@ from sqlalchemy.exc import DBAPIError
 
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
 from app.store.database import create_engine
-from tests.app.service.conftest import DOC, EDITOR, auth, create_session, create_workflow
-from tests.app.service.test_ws_chat import connect, setup, turn, until
-from tests.app.service.test_ws_watch import watch
+from tests.app.service.helpers import (
+    DOC,
+    EDITOR,
+    auth,
+    connect,
+    create_session,
+    create_workflow,
+    setup,
+    turn,
+    until,
+    watch,
+)
 
 S = ScriptedModel
 

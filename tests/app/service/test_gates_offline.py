@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agents.models.offline import OfflineModel
-from tests.app.service.conftest import EDITOR, auth, create_session, create_workflow
+from tests.app.service.helpers import EDITOR, auth, create_session, create_workflow
 
 INTAKE = """\
 name: Referral intake

@@ -12,14 +12,7 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 from app.api.schemas import MAX_VERSION
-from tests.app.service.conftest import (
-    DOC,
-    EDITOR,
-    REVIEWER,
-    auth,
-    create_session,
-    create_workflow,
-)
+from tests.app.service.helpers import DOC, EDITOR, REVIEWER, auth, create_session, create_workflow
 from tests.documents import REFERRAL_PROJECT
 
 NUL = quote("\x00")

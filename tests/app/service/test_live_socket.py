@@ -19,7 +19,7 @@ from uvicorn.logging import AccessFormatter
 from websockets.sync.client import connect
 
 from app.main import create_app
-from tests.app.service.conftest import EDITOR, make_settings
+from tests.app.service.helpers import EDITOR, make_settings
 from tests.e2e.server import free_port
 
 BURST = 300

@@ -9,8 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agents.models import ScriptedModel
-from tests.app.service.conftest import EDITOR, auth
-from tests.app.service.test_ws_chat import connect, setup, turn, until
+from tests.app.service.helpers import EDITOR, auth, connect, setup, turn, until
 
 
 def test_a_message_over_the_limit_is_an_error_frame_and_records_nothing(
@@ -34,7 +33,7 @@ def test_a_message_over_the_limit_is_an_error_frame_and_records_nothing(
 def test_an_unknown_model_id_stops_start_up(tmp_path: Path) -> None:
     from pydantic import ValidationError
 
-    from tests.app.service.conftest import make_settings
+    from tests.app.service.helpers import make_settings
 
     with pytest.raises(ValidationError, match="PLANWRIGHT_PLANNER_MODEL"):
         make_settings(tmp_path, anthropic_api_key="sk-test", planner_model="claude-opus-9-retired")

@@ -17,43 +17,9 @@ from agents.models.base import ChatModel, ModelRole
 from agents.models.offline import OfflineModel
 from app.main import create_app
 from tests.agents.plan.helpers import INTAKE, ProposingModel, plan_of
-from tests.app.service.conftest import EDITOR, auth, make_settings
-from tests.app.service.test_ws_chat import connect, turn, until
+from tests.app.service.helpers import EDITOR, NAMES, SPEC, auth, connect, make_settings, turn, until
 from tools.plan import ProjectPlan
 
-SPEC = """# Referral intake system
-
-Referrals arrive from the clinic portal. Each one is taken in, its coverage and
-documents are checked, and the team gets a status report every weekday morning.
-
-## Intake
-Takes in new referrals from the clinic portal.
-- Fetch the referral from the portal over http
-- Validate the required fields
-- Save the referral
-
-## Coverage check
-Checks that the member's insurance covers the referral.
-After Intake.
-- Look up the member's insurance over http
-- Check whether the coverage is active
-- Record the coverage decision
-
-## Document verification
-Makes sure the referral's documents are complete.
-Uses Intake's result.
-- Fetch the attached documents over http
-- Verify the documents are complete
-- Record the verification result
-
-## Status report
-Tells the team where every open referral stands.
-Every weekday at 7.
-- Fetch the open referrals over http
-- Summarise the referrals by status
-- Post the summary to the team channel over http
-"""
-NAMES = ["Intake", "Coverage check", "Document verification", "Status report"]
 MERGE = "merge the two checks into one workflow"  # the web page's feedback example
 ENDS = ("plan.proposed", "turn.completed", "error")
 

@@ -13,8 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.agents.plan.helpers import COVERAGE, INTAKE, ProposingModel, plan_of, workflow
-from tests.app.service.conftest import EDITOR, REVIEWER, auth, create_workflow
-from tests.app.service.test_ws_chat import connect, turn, until
+from tests.app.service.helpers import EDITOR, REVIEWER, auth, connect, create_workflow, turn, until
 from tests.evals.langfuse_stub import LangfuseStub
 from tools.plan import ProjectPlan
 

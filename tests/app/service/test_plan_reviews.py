@@ -9,8 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.agents.plan.helpers import COVERAGE, INTAKE, ProposingModel, plan_of
-from tests.app.service.conftest import EDITOR, auth
-from tests.app.service.test_ws_chat import connect, turn, until
+from tests.app.service.helpers import EDITOR, auth, connect, turn, until
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from ruamel.yaml import YAML
 
 from agents.models import ScriptedModel
-from tests.app.service.conftest import DOC, EDITOR, REVIEWER, auth, create_workflow
+from tests.app.service.helpers import DOC, EDITOR, REVIEWER, auth, create_workflow
 from tests.documents import REFERRAL_PROJECT
 
 NAMES = ["Referral intake", "Document verification", "Status transitions"]

@@ -12,8 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.main import create_app
-from tests.app.service.conftest import EDITOR, auth, make_settings
-from tests.app.service.test_ws_chat import connect, setup, turn, until
+from tests.app.service.helpers import EDITOR, auth, connect, make_settings, setup, turn, until
 from tests.fakes.anthropic_server import text_reply, tool_reply
 from tests.fakes.platforms import FakeCloudServer
 

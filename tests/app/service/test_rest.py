@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from tests.app.service.conftest import (
+from tests.app.service.helpers import (
     DOC,
     EDITOR,
     OTHER_EDITOR,

@@ -11,8 +11,16 @@ from fastapi.testclient import TestClient
 from ruamel.yaml import YAML
 
 from agents.models import ScriptedModel
-from tests.app.service.conftest import EDITOR, REVIEWER, auth, create_session, create_workflow
-from tests.app.service.test_ws_chat import connect, turn, until
+from tests.app.service.helpers import (
+    EDITOR,
+    REVIEWER,
+    auth,
+    connect,
+    create_session,
+    create_workflow,
+    turn,
+    until,
+)
 from tests.documents import CODED_REFERRAL_DOC
 
 S = ScriptedModel

@@ -7,53 +7,8 @@ import json
 from fastapi.testclient import TestClient
 from ruamel.yaml import YAML
 
-from tests.app.service.conftest import EDITOR, REVIEWER, auth, create_workflow
+from tests.app.service.helpers import EDITOR, REVIEWER, TWO_WORKFLOWS, auth, create_workflow
 from tests.documents import REFERRAL_WITH_WEBHOOK
-
-TWO_WORKFLOWS = """\
-name: Clinic
-credentials: {}
-workflows:
-  intake:
-    name: Intake
-    jobs:
-      Fetch-referral:
-        name: Fetch referral
-        adaptor: '@openfn/language-http@latest'
-        credential: clinic-api
-        body: |
-          get('/referrals');
-    triggers:
-      webhook:
-        type: webhook
-        enabled: true
-        webhook_reply: after_completion
-    edges:
-      webhook->Fetch-referral:
-        source_trigger: webhook
-        target_job: Fetch-referral
-        condition_type: always
-        enabled: true
-  digest:
-    name: Digest
-    jobs:
-      send:
-        name: Send
-        adaptor: '@openfn/language-common@latest'
-        body: fn(s => s)
-    triggers:
-      cron:
-        type: cron
-        cron_expression: '0 7 * * *'
-        enabled: false
-        cron_cursor_job: send
-    edges:
-      cron->send:
-        source_trigger: cron
-        target_job: send
-        condition_type: always
-        enabled: true
-"""
 
 
 def _export(client: TestClient, workflow_id: str, fmt: str) -> tuple[int, str, dict[str, str]]:

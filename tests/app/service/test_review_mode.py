@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 
 from agents.models import ScriptedModel
-from tests.app.service.conftest import DOC, EDITOR, auth, create_workflow
+from tests.app.service.helpers import DOC, EDITOR, auth, create_workflow
 from tools.document import WorkflowDocument
 
 S = ScriptedModel

@@ -14,8 +14,7 @@ from fastapi.testclient import TestClient
 from agents.models.base import ChatModel, ModelRole
 from agents.models.offline import OfflineModel
 from app.main import create_app
-from tests.app.service.conftest import EDITOR, REVIEWER, auth, make_settings
-from tests.app.service.test_ws_chat import connect, turn, until
+from tests.app.service.helpers import EDITOR, REVIEWER, auth, connect, make_settings, turn, until
 from tests.documents import CODED_REFERRAL_DOC
 
 # Fourteen lines of code in "Check coverage": the number the answer must give.

@@ -18,14 +18,7 @@ from sqlalchemy import select
 from agents.events import RunProgressEvent
 from agents.testrun import OpenFnRuntimeUnavailable, ProgressCallback
 from app.store.models import metadata
-from tests.app.service.conftest import (
-    DOC,
-    EDITOR,
-    REVIEWER,
-    auth,
-    create_session,
-    create_workflow,
-)
+from tests.app.service.helpers import DOC, EDITOR, REVIEWER, auth, create_session, create_workflow
 from tools.document import WorkflowDocument
 from tools.testrun import RunRequest, StepRun, TestRun
 

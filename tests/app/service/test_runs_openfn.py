@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from agents.models import ScriptedModel
 from app.store.models import metadata
-from tests.app.service.conftest import EDITOR, REVIEWER, auth, create_session, create_workflow
+from tests.app.service.helpers import EDITOR, REVIEWER, auth, create_session, create_workflow
 
 SECRET = "pw-9f8e7d6c5b4a-secret"
 REFERRALS = "https://clinic.example.org/referrals/"

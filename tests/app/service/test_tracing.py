@@ -12,8 +12,7 @@ from fastapi.testclient import TestClient
 
 from agents.models import ScriptedModel
 from agents.models.base import Usage
-from tests.app.service.conftest import EDITOR, create_session, create_workflow
-from tests.app.service.test_ws_chat import connect, turn, until
+from tests.app.service.helpers import EDITOR, connect, create_session, create_workflow, turn, until
 from tests.evals.langfuse_stub import LangfuseStub
 
 S = ScriptedModel

@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from tests.app.service.conftest import DOC, EDITOR, auth, create_workflow
+from tests.app.service.helpers import DOC, EDITOR, auth, create_workflow
 
 
 def _doc(i: int) -> str:

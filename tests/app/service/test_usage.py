@@ -12,8 +12,7 @@ from fastapi.testclient import TestClient
 
 from agents.models import ModelError, ModelRequest, ModelResponse, ScriptedModel
 from agents.models.base import Usage
-from tests.app.service.conftest import EDITOR, auth
-from tests.app.service.test_ws_chat import connect, setup, turn, until
+from tests.app.service.helpers import EDITOR, auth, connect, setup, turn, until
 
 S = ScriptedModel
 OPUS = "claude-opus-4-5-20251101"  # a dated snapshot id, priced as claude-opus-4-5

@@ -11,8 +11,7 @@ from fastapi.testclient import TestClient
 
 from agents import runtime as agent_runtime
 from agents.models import ScriptedModel
-from tests.app.service.conftest import DOC, EDITOR, auth
-from tests.app.service.test_ws_chat import connect, setup, turn, until
+from tests.app.service.helpers import DOC, EDITOR, auth, connect, setup, turn, until
 from tools.document import WorkflowDocument, emitter
 
 S = ScriptedModel

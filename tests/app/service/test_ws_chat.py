@@ -6,49 +6,26 @@ import asyncio
 import json
 import threading
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
-from starlette.testclient import WebSocketTestSession
 from starlette.websockets import WebSocketDisconnect
 
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
-from tests.app.service.conftest import (
+from tests.app.service.helpers import (
     DOC,
     EDITOR,
     OTHER_EDITOR,
     REVIEWER,
     auth,
+    connect,
     create_session,
-    create_workflow,
+    setup,
+    turn,
+    until,
 )
 
 S = ScriptedModel
-
-
-def connect(client: TestClient, session_id: str, token: str = EDITOR) -> Any:
-    return client.websocket_connect(f"/v1/sessions/{session_id}/ws?token={token}")
-
-
-def until(ws: WebSocketTestSession, kind: str, limit: int = 50) -> list[dict[str, Any]]:
-    frames = []
-    for _ in range(limit):
-        frame = ws.receive_json()
-        frames.append(frame)
-        if frame["type"] == kind:
-            return frames
-    raise AssertionError(f"no {kind} frame in {frames}")
-
-
-def turn(content: str, **context: Any) -> dict[str, Any]:
-    return {"type": "turn", "content": content, "context": {"page": "workflow", **context}}
-
-
-def setup(client: TestClient, token: str = EDITOR, read_only: bool = False) -> tuple[str, str]:
-    workflow = create_workflow(client)
-    session = create_session(client, workflow["id"], token=token, read_only=read_only)
-    return workflow["id"], session["id"]
 
 
 def test_a_turn_streams_frames_in_order_with_seq(client: TestClient, model: ScriptedModel) -> None:

@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from fastapi.testclient import TestClient
 
 from agents.models import ScriptedModel
 from app.ws.connection import SLOW_CLIENT, Connection
-from tests.app.service.conftest import DOC, EDITOR, REVIEWER, auth, create_session, create_workflow
-from tests.app.service.test_ws_chat import connect, turn, until
+from tests.app.service.helpers import (
+    DOC,
+    EDITOR,
+    auth,
+    connect,
+    create_session,
+    create_workflow,
+    turn,
+    until,
+    watch,
+)
 
 S = ScriptedModel
-
-
-def watch(
-    client: TestClient, workflow_id: str, token: str = REVIEWER, since: int | None = None
-) -> Any:
-    query = f"?token={token}" + (f"&since_version={since}" if since is not None else "")
-    return client.websocket_connect(f"/v1/workflows/{workflow_id}/watch{query}")
 
 
 def _rename(client: TestClient, workflow_id: str, version: int, name: str) -> None:
