@@ -20,7 +20,7 @@ from app.bus import (
     make_bus,
 )
 from app.bus.base import Event, Subscription
-from tests.app.bus.conftest import REDIS_URL, Kit
+from tests.app.bus.helpers import REDIS_URL, Kit
 
 TIMEOUT = 10.0
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from app.bus import InProcessLock, RedisLock
-from tests.app.bus.conftest import Kit
+from tests.app.bus.helpers import Kit
 
 
 async def test_second_acquire_gets_none(kit: Kit) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from app.bus import RedisLock
 from app.bus.queue import FULL, LOST, wait_in_line
-from tests.app.bus.conftest import Kit
+from tests.app.bus.helpers import Kit
 
 
 async def test_a_free_workflow_is_taken_at_once_then_turns_line_up_to_the_bound(kit: Kit) -> None:

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.store import NotFoundError, Store, create_engine, migrate
-from tests.app.store.conftest import Clock, Ids
+from tests.app.store.helpers import Clock, Ids
 from tools.testrun import RunStatus, StepRun, TestRun
 
 DOC = "name: demo\njobs: {}\n"

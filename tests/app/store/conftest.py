@@ -7,12 +7,12 @@ The ``database_url`` fixture (one empty database per backend) lives in
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.store import Store, create_engine, migrate
+from tests.app.store.helpers import Clock, Ids
 
 
 @pytest.fixture
@@ -23,26 +23,6 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
         yield engine
     finally:
         await engine.dispose()
-
-
-class Clock:
-    """Starts at 2026-01-01 00:00 UTC and moves one second per reading."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
-
-
-class Ids:
-    def __init__(self) -> None:
-        self.count = 0
-
-    def __call__(self) -> str:
-        self.count += 1
-        return f"id-{self.count}"
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from app.errors import ConflictError, NotFoundError
 from app.store import Store, create_engine, migrate
 from app.store.database import current_revision, downgrade, head_revision
 from app.store.models import UTCDateTime
-from tests.app.store.conftest import Clock, Ids
+from tests.app.store.helpers import Clock, Ids
 
 DOC = "name: demo\njobs: {}\n"
 BEFORE_PROJECTS = "0002"

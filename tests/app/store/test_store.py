@@ -27,7 +27,7 @@ from app.store.database import (
     head_revision,
 )
 from app.store.models import metadata, workflows
-from tests.app.store.conftest import Clock
+from tests.app.store.helpers import Clock
 from tools.errors import PlanwrightError
 
 TABLES = {

@@ -7,7 +7,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from app.store import Store, migrate
-from tests.app.store.conftest import Clock
+from tests.app.store.helpers import Clock
 
 
 async def test_creates_all_with_one_version_each(store: Store) -> None:
