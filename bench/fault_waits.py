@@ -1,7 +1,7 @@
 """How long the service takes to answer under faults; prints one JSON object.
 
 One uvicorn worker over a redis-server and a Postgres cluster of this script's own
-(the fault tier's helpers, ``tests/faults/conftest.py``), default settings:
+(the fault tier's helpers, ``tests/faults/helpers.py``), default settings:
 
 - ``hung_redis_turn_answer_ms``: a turn sent while Redis hangs (``DEBUG SLEEP``)
   until its ``error`` frame (``lock_unavailable``);
@@ -31,8 +31,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fakes.anthropic_server import FakeAnthropicServer, delay_reply, text_reply, tool_reply
-from tests.faults.conftest import SERVICE_DB, OwnPostgres, OwnRedis
-from tests.integration.conftest import (
+from tests.faults.helpers import SERVICE_DB, OwnPostgres, OwnRedis
+from tests.integration.helpers import (
     DOC,
     Cluster,
     Rest,

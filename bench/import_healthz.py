@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 
 from bench.ws_fanout import ms, percentile
-from tests.integration.conftest import EDITOR, REDIS_URL, WorkerProcess, worker_env
+from tests.integration.helpers import EDITOR, REDIS_URL, WorkerProcess, worker_env
 
 JOBS = 3000
 RUNS = 3

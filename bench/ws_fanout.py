@@ -73,7 +73,7 @@ from tests.fakes.anthropic_server import (
     text_reply,
     tool_reply,
 )
-from tests.integration.conftest import (
+from tests.integration.helpers import (
     DOC,
     EDITOR,
     ServiceUnavailable,
@@ -84,7 +84,7 @@ from tests.integration.conftest import (
     redis_client,
     worker_env,
 )
-from tests.integration.conftest import REDIS_URL as REDIS
+from tests.integration.helpers import REDIS_URL as REDIS
 
 WATCHERS = 100
 COMMITS = 30

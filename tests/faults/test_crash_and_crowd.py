@@ -25,7 +25,7 @@ from tests.fakes.anthropic_server import (
     text_reply,
     tool_reply,
 )
-from tests.integration.conftest import (
+from tests.integration.helpers import (
     Cluster,
     Rest,
     WorkerProcess,

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropicServer, delay_reply, text_reply, tool_reply
-from tests.faults.conftest import SERVICE_DB, OwnPostgres
-from tests.integration.conftest import (
+from tests.faults.helpers import SERVICE_DB, OwnPostgres
+from tests.integration.helpers import (
     DOC,
     Cluster,
     Rest,

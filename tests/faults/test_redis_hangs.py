@@ -13,8 +13,8 @@ import asyncio
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropicServer, text_reply, tool_reply
-from tests.faults.conftest import OwnRedis
-from tests.integration.conftest import (
+from tests.faults.helpers import OwnRedis
+from tests.integration.helpers import (
     DOC,
     Cluster,
     Rest,

@@ -27,7 +27,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.integration.conftest import DOC, EDITOR, REDIS_URL, WorkerProcess, worker_env
+from tests.integration.helpers import DOC, EDITOR, REDIS_URL, WorkerProcess, worker_env
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads resident memory from /proc"

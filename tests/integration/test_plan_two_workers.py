@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropicServer
-from tests.integration.conftest import Cluster, Rest, WorkerProcess, chat, recv_until
+from tests.integration.helpers import Cluster, Rest, WorkerProcess, chat, recv_until
 
 pytestmark = pytest.mark.integration
 

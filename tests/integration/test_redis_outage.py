@@ -25,7 +25,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
 from tests.fakes.anthropic_server import FakeAnthropicServer, delay_reply, text_reply, tool_reply
-from tests.integration.conftest import (
+from tests.integration.helpers import (
     DOC,
     Cluster,
     Rest,

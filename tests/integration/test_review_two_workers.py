@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropicServer
-from tests.integration.conftest import (
+from tests.integration.helpers import (
     Cluster,
     Rest,
     WorkerProcess,

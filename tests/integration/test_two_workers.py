@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.anthropic_server import FakeAnthropicServer, delay_reply, text_reply, tool_reply
-from tests.integration.conftest import (
+from tests.integration.helpers import (
     DOC,
     Cluster,
     Rest,
