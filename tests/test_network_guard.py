@@ -2,7 +2,7 @@ import socket
 
 import pytest
 
-from tests.conftest import ExternalNetworkError
+from tests.network_guard import ExternalNetworkError
 
 
 def test_external_host_is_refused() -> None:

@@ -10,7 +10,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.graph import build_graph
-from agents.models import AnthropicModel
+from agents.models import AnthropicModel, ModelRequest, ModelResponse, ScriptedModel
 from agents.models.base import ChatModel, ModelRole
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, InMemoryCommitter, TurnRuntime
@@ -113,3 +113,21 @@ async def resume(
     resumed = outcome.runner.resume(turn_id, approved, outcome.runtime, feedback=feedback)
     events = [e.wire() async for e in resumed]
     return Outcome(events, await outcome.runner.state(turn_id), outcome.runner, outcome.runtime)
+
+
+class ByRole:
+    """One model per role, as the service wires them."""
+
+    name = "by-role"
+
+    def __init__(self, **models: Any) -> None:
+        self.models = models
+
+    async def create(self, request: ModelRequest, *, on_text: Any = None) -> ModelResponse:
+        response: ModelResponse = await self.models[request.role].create(request, on_text=on_text)
+        return response
+
+
+def by_role(**models: Any) -> Any:
+    models.setdefault("router", ScriptedModel([]))
+    return ByRole(**models)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from agents.models import ModelError, ModelRequest, ModelResponse, ScriptedModel
-from tests.agents.helpers import BASE_YAML, run
+from tests.agents.helpers import BASE_YAML, by_role, run
 
 S = ScriptedModel
 
@@ -40,7 +39,7 @@ async def test_parallel_fan_out_stitches_each_result_into_its_own_step() -> None
         return _code_for(request)
 
     coder = ScriptedModel([together, together])
-    model = _by_role(planner=planner, job_code=coder)
+    model = by_role(planner=planner, job_code=coder)
     outcome = await run(model, "add a notify step and write the code")
     jobs = outcome.doc.structure.jobs
     assert jobs["check"].body == "get('/check');"
@@ -71,7 +70,7 @@ async def test_invalid_code_is_sent_back_once_and_the_fix_is_stitched() -> None:
             ),
         ]
     )
-    outcome = await run(_by_role(planner=planner, job_code=coder), "write the code")
+    outcome = await run(by_role(planner=planner, job_code=coder), "write the code")
     feedback = coder.requests[1].messages[-1]["content"][0]
     assert feedback["is_error"] and "never closed" in feedback["content"]
     assert outcome.doc.structure.jobs["check"].body == "get('/c');"
@@ -88,7 +87,7 @@ async def test_code_that_stays_invalid_is_never_stitched() -> None:
         ]
     )
     coder = ScriptedModel([bad, bad])
-    outcome = await run(_by_role(planner=planner, job_code=coder), "write the code")
+    outcome = await run(by_role(planner=planner, job_code=coder), "write the code")
     assert outcome.state["yaml"] == BASE_YAML
     report = planner.requests[1].messages[-1]["content"][0]
     assert report["is_error"] and "code_not_written" in report["content"]
@@ -110,7 +109,7 @@ async def test_a_function_the_adaptor_lacks_is_refused_as_data_and_the_fix_is_st
     coder = ScriptedModel(
         [_rewrite("http.post('/referrals', $.data);\n"), _rewrite("post('/r', $.data);")]
     )
-    outcome = await run(_by_role(planner=planner, job_code=coder), "write the code")
+    outcome = await run(by_role(planner=planner, job_code=coder), "write the code")
     feedback = coder.requests[1].messages[-1]["content"][0]
     assert feedback["is_error"]
     assert feedback["content"].startswith("Error (unknown_operation):")
@@ -129,7 +128,7 @@ async def test_code_that_keeps_calling_a_missing_function_is_never_stitched() ->
     coder = ScriptedModel(
         [_rewrite("sendMail({ to: 'x' });"), _rewrite("fn(s => s);\nsendMail();")]
     )
-    outcome = await run(_by_role(planner=planner, job_code=coder), "write the code")
+    outcome = await run(by_role(planner=planner, job_code=coder), "write the code")
     assert outcome.state["yaml"] == BASE_YAML
     report = planner.requests[1].messages[-1]["content"][0]
     assert report["is_error"] and "code_not_written" in report["content"]
@@ -146,7 +145,7 @@ async def test_operations_of_the_steps_own_adaptor_pass() -> None:
     # language-fhir exports getClaim and re-exports language-common's each and fn.
     code = "each('$.items[*]', getClaim($.id));\nfn(state => state);\n"
     coder = ScriptedModel([_rewrite(code)])
-    outcome = await run(_by_role(planner=planner, job_code=coder), "write the code")
+    outcome = await run(by_role(planner=planner, job_code=coder), "write the code")
     # The step's body had no trailing newline, and keeps that convention.
     assert outcome.doc.structure.jobs["check"].body == code.rstrip("\n")
     assert len(coder.requests) == 1
@@ -160,7 +159,7 @@ async def test_code_request_for_an_unknown_step_is_an_error_not_a_sub_agent() ->
         ]
     )
     coder = ScriptedModel([])
-    await run(_by_role(planner=planner, job_code=coder), "write notify code")
+    await run(by_role(planner=planner, job_code=coder), "write notify code")
     assert coder.requests == []
     assert "unknown_job" in planner.requests[1].messages[-1]["content"][0]["content"]
 
@@ -179,7 +178,7 @@ async def test_direct_route_runs_the_code_agent_on_the_viewed_step() -> None:
     )
     planner = ScriptedModel([])
     outcome = await run(
-        _by_role(router=router, planner=planner, job_code=coder),
+        by_role(router=router, planner=planner, job_code=coder),
         "make it fetch the coverage",
         page="job",
         job_key="check",
@@ -199,7 +198,7 @@ async def test_router_failure_or_low_confidence_goes_to_the_planner() -> None:
         router = ScriptedModel([answer])
         planner = ScriptedModel([S.text("Sure.")])
         outcome = await run(
-            _by_role(router=router, planner=planner, job_code=ScriptedModel([])),
+            by_role(router=router, planner=planner, job_code=ScriptedModel([])),
             "fix the code",
             page="job",
             job_key="check",
@@ -211,23 +210,5 @@ async def test_router_failure_or_low_confidence_goes_to_the_planner() -> None:
 async def test_no_router_call_off_a_step_page() -> None:
     router = ScriptedModel([])
     planner = ScriptedModel([S.text("Hello.")])
-    await run(_by_role(router=router, planner=planner, job_code=router), "hi")
+    await run(by_role(router=router, planner=planner, job_code=router), "hi")
     assert router.requests == []
-
-
-class _ByRole:
-    """One model per role, as the service wires them."""
-
-    name = "by-role"
-
-    def __init__(self, **models: Any) -> None:
-        self.models = models
-
-    async def create(self, request: ModelRequest, *, on_text: Any = None) -> ModelResponse:
-        response: ModelResponse = await self.models[request.role].create(request, on_text=on_text)
-        return response
-
-
-def _by_role(**models: Any) -> Any:
-    models.setdefault("router", ScriptedModel([]))
-    return _ByRole(**models)

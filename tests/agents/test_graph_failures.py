@@ -12,8 +12,7 @@ import pytest
 
 from agents.models import ModelError, ModelRequest, ModelResponse, ScriptedModel
 from agents.models.base import Usage
-from tests.agents.helpers import run
-from tests.agents.test_graph_code import _by_role
+from tests.agents.helpers import by_role, run
 
 S = ScriptedModel
 
@@ -49,7 +48,7 @@ async def test_a_failing_sub_agent_is_reported_and_the_others_code_is_stitched(
 
     planner = _two_code_requests()
     coder = ScriptedModel([code_or_fail, code_or_fail])
-    outcome = await run(_by_role(planner=planner, job_code=coder), "write both")
+    outcome = await run(by_role(planner=planner, job_code=coder), "write both")
     assert outcome.last["type"] == "turn.completed"
     assert outcome.doc.structure.jobs["fetch"].body.rstrip() == "get('/fetched');"
     assert outcome.doc.structure.jobs["check"].body == "// Add operations here"
@@ -65,7 +64,7 @@ async def test_a_failing_sub_agent_is_reported_and_the_others_code_is_stitched(
 async def test_a_model_error_in_the_planner_still_ends_the_turn() -> None:
     planner = ScriptedModel([ModelError("planner down")])
     with pytest.raises(ModelError, match="planner down"):
-        await run(_by_role(planner=planner, job_code=ScriptedModel([])), "hello")
+        await run(by_role(planner=planner, job_code=ScriptedModel([])), "hello")
 
 
 def _one_code_request() -> ScriptedModel:
@@ -91,7 +90,7 @@ async def test_retry_answers_every_tool_use_of_the_failed_reply() -> None:
             S.tool_calls(_rewrite("get('/fixed');")),
         ]
     )
-    outcome = await run(_by_role(planner=_one_code_request(), job_code=coder), "write it")
+    outcome = await run(by_role(planner=_one_code_request(), job_code=coder), "write it")
     retry = coder.requests[1].messages
     asked = [b["id"] for b in retry[-2]["content"] if b["type"] == "tool_use"]
     answered = retry[-1]["content"]
@@ -110,7 +109,7 @@ async def test_problems_in_a_reply_are_checked_on_its_final_code() -> None:
             S.tool_calls(_rewrite("get('/fixed');")),
         ]
     )
-    outcome = await run(_by_role(planner=_one_code_request(), job_code=coder), "write it")
+    outcome = await run(by_role(planner=_one_code_request(), job_code=coder), "write it")
     first, second = coder.requests[1].messages[-1]["content"]
     assert "not applied" in first["content"]
     assert "never closed" in second["content"]
@@ -129,7 +128,7 @@ async def test_edit_calls_of_one_reply_apply_in_sequence() -> None:
             )
         ]
     )
-    outcome = await run(_by_role(planner=_one_code_request(), job_code=coder), "write it")
+    outcome = await run(by_role(planner=_one_code_request(), job_code=coder), "write it")
     assert outcome.doc.structure.jobs["check"].body == "get('/b');"
     assert len(coder.requests) == 1
 
@@ -155,7 +154,7 @@ async def test_router_crashes_fall_back_to_the_planner(
     planner = ScriptedModel([S.text("Sure.")])
     with caplog.at_level(logging.WARNING, logger="agents.nodes.route"):
         outcome = await run(
-            _by_role(router=router, planner=planner, job_code=ScriptedModel([])),
+            by_role(router=router, planner=planner, job_code=ScriptedModel([])),
             "fix the code",
             page="job",
             job_key="check",

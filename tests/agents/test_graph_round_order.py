@@ -12,8 +12,7 @@ from typing import Any
 
 from agents.models import ModelRequest, ModelResponse, ScriptedModel
 from agents.nodes.code_agent import run_code_agent
-from tests.agents.helpers import BASE_YAML, resume, run, runtime_for
-from tests.agents.test_graph_code import _by_role
+from tests.agents.helpers import BASE_YAML, by_role, resume, run, runtime_for
 from tools.document import WorkflowDocument
 
 S = ScriptedModel
@@ -45,7 +44,7 @@ async def test_code_request_then_removal_of_that_step_is_an_error_result_not_a_c
         ]
     )
     coder = ScriptedModel([])
-    paused = await run(_by_role(planner=planner, job_code=coder), "write it, then drop it")
+    paused = await run(by_role(planner=planner, job_code=coder), "write it, then drop it")
     assert paused.last["type"] == "confirm.required"  # a step is removed: it asks first
     outcome = await resume(paused, approved=True)
     assert outcome.last["type"] == "turn.completed"
@@ -70,7 +69,7 @@ async def test_code_request_then_key_rename_names_the_old_key_and_is_refused() -
         ]
     )
     coder = ScriptedModel([])
-    outcome = await run(_by_role(planner=planner, job_code=coder), "rename and write")
+    outcome = await run(by_role(planner=planner, job_code=coder), "rename and write")
     assert outcome.last["type"] == "turn.completed"
     assert "verify" in outcome.doc.structure.jobs
     assert coder.requests == []
@@ -92,7 +91,7 @@ async def test_code_request_before_the_add_jobs_that_creates_the_step_runs() -> 
         ]
     )
     coder = ScriptedModel([_code_for])
-    outcome = await run(_by_role(planner=planner, job_code=coder), "add notify with code")
+    outcome = await run(by_role(planner=planner, job_code=coder), "add notify with code")
     assert outcome.doc.structure.jobs["notify"].body == "get('/notify');"
     assert [r.context.job_key for r in coder.requests] == ["notify"]
     uses, results = _ids_in_order(planner, 1)
@@ -112,7 +111,7 @@ async def test_code_request_for_a_step_renamed_to_its_key_in_the_same_round_runs
         ]
     )
     coder = ScriptedModel([_code_for])
-    outcome = await run(_by_role(planner=planner, job_code=coder), "rename and write")
+    outcome = await run(by_role(planner=planner, job_code=coder), "rename and write")
     assert outcome.doc.structure.jobs["verify"].body == "get('/verify');"
     results = planner.requests[1].messages[-1]["content"]
     assert [bool(r.get("is_error")) for r in results] == [False, False]

@@ -1,4 +1,4 @@
-"""Server frames for review mode and test runs, shaped as the contract sends them
+"""Server frames for review mode, test runs and plan mode, shaped as the contract sends them
 (``agents.events`` / ``app.ws.protocol``; ``test_frames_match_the_contract`` checks that
 the server's own models accept every one), for the client's unit tests."""
 
@@ -175,3 +175,42 @@ def all_frames() -> list[dict[str, Any]]:
         completed(failed_run()),
         completed(succeeded_run(), turn_id="t1"),
     ]
+
+
+PLAN: dict[str, Any] = {
+    "summary": "Intake, then the coverage check.",
+    "workflows": [
+        {
+            "key": "coverage",
+            "name": "Coverage check",
+            "purpose": "Check the patient's coverage.",
+            "trigger": {"type": "webhook", "cron_expression": None},
+            "inputs": ["referral"],
+            "outputs": ["coverage"],
+            "depends_on": ["intake"],
+            "steps": ["Look up the plan", "Record it"],
+        },
+        {
+            "key": "intake",
+            "name": "Referral intake",
+            "purpose": "Take referrals in.",
+            "trigger": {"type": "cron", "cron_expression": "0 7 * * *"},
+            "inputs": [],
+            "outputs": ["referral"],
+            "depends_on": [],
+            "steps": [],
+        },
+    ],
+    "order": ["intake", "coverage"],
+}
+
+
+CONTRACTS = [
+    {
+        "source": "intake",
+        "target": "coverage",
+        "data": ["referral"],
+        "via": "webhook",
+        "webhook_path": "p-coverage",
+    }
+]

@@ -13,42 +13,7 @@ import pytest
 
 from app.client import plan
 from app.client.terminal import LineReader, Output
-
-PLAN: dict[str, Any] = {
-    "summary": "Intake, then the coverage check.",
-    "workflows": [
-        {
-            "key": "coverage",
-            "name": "Coverage check",
-            "purpose": "Check the patient's coverage.",
-            "trigger": {"type": "webhook", "cron_expression": None},
-            "inputs": ["referral"],
-            "outputs": ["coverage"],
-            "depends_on": ["intake"],
-            "steps": ["Look up the plan", "Record it"],
-        },
-        {
-            "key": "intake",
-            "name": "Referral intake",
-            "purpose": "Take referrals in.",
-            "trigger": {"type": "cron", "cron_expression": "0 7 * * *"},
-            "inputs": [],
-            "outputs": ["referral"],
-            "depends_on": [],
-            "steps": [],
-        },
-    ],
-    "order": ["intake", "coverage"],
-}
-CONTRACTS = [
-    {
-        "source": "intake",
-        "target": "coverage",
-        "data": ["referral"],
-        "via": "webhook",
-        "webhook_path": "p-coverage",
-    }
-]
+from tests.client.frames import CONTRACTS, PLAN
 
 
 def frame(**extra: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from app.client.rest import Rest
 from app.client.session import ChatClient
 from app.client.terminal import LineReader, Output
 from tests.client import frames
-from tests.client.test_plan import CONTRACTS, PLAN
+from tests.client.frames import CONTRACTS, PLAN
 
 SPEC = "## Intake - fetch the referral ## Status report - post the summary"
 OFFER = "This describes 2 separate processes. Nothing was changed."

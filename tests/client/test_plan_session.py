@@ -19,7 +19,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from app.client.rest import Rest
 from app.client.session import ChatClient
 from app.client.terminal import LineReader, Output
-from tests.client.test_plan import CONTRACTS, PLAN
+from tests.client.frames import CONTRACTS, PLAN
 
 PROJECT: dict[str, Any] = {"id": "p1", "name": "Referrals", "workflows": [], "plan": None}
 

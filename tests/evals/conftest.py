@@ -11,9 +11,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from pydantic import SecretStr
 
 from agents.tracing import LangfuseConfig
+from tests.evals.helpers import SECRET_KEY
 from tests.evals.langfuse_stub import LangfuseStub
-
-SECRET_KEY = "sk-lf-test-secret-0123456789"
 
 
 @pytest.fixture

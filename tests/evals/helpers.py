@@ -6,6 +6,7 @@ from typing import Any
 
 from evals.execute import RunOutcome, TurnOutcome
 from evals.scenario import FIXTURES_DIR, Scenario
+from tests.fixtures import fixture_text
 from tools.document import WorkflowDocument
 from tools.registry import run_tool
 
@@ -68,3 +69,10 @@ def outcome(
         error=error,
     )
     return RunOutcome("test", "scripted", before, after, [turn], latency_ms=5, error=error)
+
+
+SECRET_KEY = "sk-lf-test-secret-0123456789"
+
+
+# One common-adaptor step behind a disabled webhook: runs in OpenFn without credentials.
+COMMON_ONLY = fixture_text("common_only.yaml")

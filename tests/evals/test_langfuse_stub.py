@@ -15,8 +15,7 @@ from evals.runner import EvalOptions, Progress, run_eval
 from evals.scenario import load_scenarios
 from prompts import list_prompts, load_prompt
 from prompts.langfuse import LangfusePromptSource, push_prompts, template_from_text, text_hash
-from tests.evals.conftest import SECRET_KEY
-from tests.evals.helpers import scenario
+from tests.evals.helpers import SECRET_KEY, scenario
 from tests.evals.langfuse_stub import LangfuseStub
 
 SCRIPTED = {s.id: s for s in load_scenarios(model="scripted")}

@@ -14,7 +14,7 @@ from agents.testrun import RunDetail, install
 from evals.graders import runs_in_openfn
 from evals.graders import runtime as grader
 from evals.scenario import SAMPLE_CONFIGURATION, RunExpect
-from tests.evals.helpers import REFERRAL, outcome, scenario
+from tests.evals.helpers import COMMON_ONLY, REFERRAL, outcome, scenario
 from tools.testrun import (
     RequestRecord,
     RunRequest,
@@ -24,24 +24,6 @@ from tools.testrun import (
     UnsupportedStep,
 )
 
-COMMON_ONLY = """\
-name: Tiny
-jobs:
-  shape:
-    name: Shape
-    adaptor: '@openfn/language-common@latest'
-    body: fn(state => state);
-triggers:
-  webhook:
-    type: webhook
-    enabled: false
-edges:
-  webhook->shape:
-    source_trigger: webhook
-    target_job: shape
-    condition_type: always
-    enabled: true
-"""
 CHANGED = COMMON_ONLY.replace("name: Tiny", "name: Tiny 2")
 
 

@@ -25,7 +25,7 @@ from tests.external.openfn_harness import (
 )
 from tests.external.service_workflows import EDITOR, offline_service
 from tests.external.test_openfn_project import documents_under_test
-from tests.tools.openfn.test_cli_workflow import BRANCHING
+from tests.tools.openfn.helpers import BRANCHING
 from tools.document import WorkflowDocument
 from tools.document.openfn import (
     from_lightning_yaml,

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from evals.graders import runs_in_openfn
-from tests.evals.helpers import outcome, scenario
-from tests.evals.test_runtime_grader import COMMON_ONLY
+from tests.evals.helpers import COMMON_ONLY, outcome, scenario
 
 pytestmark = pytest.mark.external
 

@@ -9,7 +9,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from tests.tools.test_fast_emit import keys, sample, scalars
+from tests.tools.yaml_strategies import keys, sample, scalars
 from tools.document.yaml_io import _fast_load, _GuardedComposer, dump_yaml, load_yaml, make_yaml
 from tools.errors import DocumentError
 

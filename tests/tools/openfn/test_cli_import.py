@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from tests.tools.openfn.test_cli_workflow import BRANCHING
-from tests.tools.openfn.test_lightning import new_ids
+from tests.tools.openfn.helpers import BRANCHING, new_ids
 from tools.document import WorkflowDocument
 from tools.document.openfn import from_cli_json, guess_format, to_cli_workflow
 from tools.errors import DocumentError

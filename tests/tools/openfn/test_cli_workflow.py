@@ -4,61 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.tools.openfn.helpers import BRANCHING
 from tools.document import WorkflowDocument
 from tools.document.openfn import slugify, to_cli_workflow
 from tools.errors import DocumentError
-
-BRANCHING = """\
-name: Referral intake
-jobs:
-  check:
-    id: 00000000-0000-4000-8000-000000000001
-    name: Check coverage
-    adaptor: '@openfn/language-fhir@latest'
-    credential: epic-sandbox
-    body: |
-      get('Coverage');
-  notify:
-    id: 00000000-0000-4000-8000-000000000002
-    name: Notify_team
-    adaptor: '@openfn/language-http@latest'
-  alert:
-    id: 00000000-0000-4000-8000-000000000003
-    name: Alert - coordinator
-    adaptor: '@openfn/language-gmail@latest'
-    body: "   "
-triggers:
-  inbound:
-    id: 00000000-0000-4000-8000-000000000004
-    type: webhook
-    enabled: true
-    webhook_reply: after_completion
-    webhook_response_config:
-      success_code: 201
-edges:
-  inbound->check:
-    id: 00000000-0000-4000-8000-000000000005
-    source_trigger: inbound
-    target_job: check
-    condition_type: always
-    enabled: true
-  check->notify:
-    id: 00000000-0000-4000-8000-000000000006
-    source_job: check
-    target_job: notify
-    condition_type: js_expression
-    condition_expression: |
-
-      !state.errors && state.data.plan === 'HMO'
-    condition_label: HMO
-    enabled: true
-  check->alert:
-    id: 00000000-0000-4000-8000-000000000007
-    source_job: check
-    target_job: alert
-    condition_type: on_job_failure
-    enabled: false
-"""
 
 
 def _cli(text: str) -> dict:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable
-
 import pytest
 from ruamel.yaml import YAML
 
-from tests.tools.openfn.test_cli_workflow import BRANCHING
+from tests.tools.openfn.helpers import BRANCHING, new_ids
 from tools.document import WorkflowDocument
 from tools.document.openfn import (
     from_lightning_yaml,
@@ -17,11 +14,6 @@ from tools.document.openfn import (
     to_lightning_yaml,
 )
 from tools.errors import DocumentError
-
-
-def new_ids() -> Callable[[], str]:
-    counter = itertools.count(1)
-    return lambda: f"00000000-0000-4000-8000-{next(counter):012d}"
 
 
 def test_project_wrapper_keys_and_fields() -> None:
