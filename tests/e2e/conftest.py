@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,7 +28,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
 VIEWPORT = {"width": 1440, "height": 900}
 
 
@@ -114,10 +112,3 @@ def _expected_console_error(text: str) -> bool:
         marker in text
         for marker in ("401", "403", "ERR_CONNECTION_REFUSED", "WebSocket connection", "404")
     )
-
-
-def screenshot(page: Any, name: str) -> Path:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path))
-    return path

@@ -4,27 +4,31 @@ pseudo-terminal."""
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import io
 import os
 import pty
-import queue
 import re
-import select
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Coroutine, Iterator
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Iterator
 
 import pytest
 
 from app import client
+from tests.e2e.helpers import (
+    CODED_DOC,
+    CREATE,
+    ROOT,
+    LiveInput,
+    after,
+    chat,
+    parse,
+    read_until,
+    run_own_loop,
+    wait_for,
+)
 from tests.e2e.server import EDITOR, REVIEWER, TOKENS, LiveServer
-from tests.e2e.test_web import CODED_DOC, CREATE
 from tools.catalogue.adaptors import load_catalogue
 
 # How the terminal's tree shows a step's adaptor: new steps are pinned to the version
@@ -34,57 +38,11 @@ TREE = {
     for short in ("http", "fhir", "gmail", "common", "twilio")
 }
 
-ROOT = Path(__file__).resolve().parents[2]
-T = TypeVar("T")
-
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     with LiveServer(tmp_path_factory.mktemp("cli-server"), tokens=TOKENS) as live:
         yield live
-
-
-def run_own_loop(work: Coroutine[Any, Any, T], timeout: float = 60) -> T:
-    """Run ``work`` on a fresh event loop in its own thread (whatever else this thread
-    runs, e.g. Playwright's loop when the browser tests share the session)."""
-    results: list[T] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            results.append(asyncio.run(asyncio.wait_for(work, timeout)))
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=run, name="chat-client")
-    thread.start()
-    thread.join(timeout + 5)
-    if errors:
-        raise errors[0]
-    assert results, "the client did not finish"
-    return results[0]
-
-
-def parse(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="planwright")
-    client.register(parser.add_subparsers(dest="command", required=True))
-    return parser.parse_args(["chat", *argv])
-
-
-def chat(server: LiveServer, *argv: str, lines: list[str], token: str | None = EDITOR) -> str:
-    """Run the client on a fresh event loop; its transcript (input is echoed)."""
-    args = parse("--url", server.url, *(["--token", token] if token else []), *argv)
-    stdin = io.StringIO("".join(line + "\n" for line in lines))
-    stdout = io.StringIO()
-    code = run_own_loop(client.run_chat(args, stdin, stdout))
-    transcript = stdout.getvalue()
-    assert code == 0, transcript
-    return transcript
-
-
-def after(transcript: str, marker: str) -> str:
-    assert marker in transcript, transcript
-    return transcript.split(marker, 1)[1]
 
 
 def test_chat_builds_edits_lists_and_reverts_a_workflow(server: LiveServer) -> None:
@@ -210,30 +168,6 @@ def test_choosing_a_workflow_from_the_list(server: LiveServer) -> None:
     assert "Workflow 'Pick me' v1 · editing session" in out
 
 
-class LiveInput:
-    """A stdin whose lines the test types one at a time, while the client runs."""
-
-    def __init__(self) -> None:
-        self.lines: queue.Queue[str] = queue.Queue()
-
-    def type(self, line: str) -> None:
-        self.lines.put(line + "\n")
-
-    def readline(self) -> str:
-        return self.lines.get()
-
-    def isatty(self) -> bool:
-        return False
-
-
-def wait_for(stdout: io.StringIO, text: str, timeout: float = 20) -> str:
-    deadline = time.monotonic() + timeout
-    while text not in stdout.getvalue():
-        assert time.monotonic() < deadline, f"no {text!r} in:\n{stdout.getvalue()}"
-        time.sleep(0.05)
-    return stdout.getvalue()
-
-
 def test_changes_made_elsewhere_show_up_while_waiting_for_input(server: LiveServer) -> None:
     created = server.create_workflow(EDITOR, yaml=CODED_DOC)
     args = parse("--url", server.url, "--token", EDITOR, "--workflow", created["id"])
@@ -282,20 +216,6 @@ def test_errors_end_the_client_with_a_message(server: LiveServer) -> None:
     assert "cannot reach http://127.0.0.1:9" in stdout.getvalue()
 
 
-def _read_until(fd: int, needle: str, seen: list[str], timeout: float = 30) -> str:
-    deadline = time.monotonic() + timeout
-    while needle not in "".join(seen):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {needle!r} in terminal output:\n{''.join(seen)}")
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                seen.append(os.read(fd, 65536).decode("utf-8", errors="replace"))
-            except OSError:
-                break
-    return "".join(seen)
-
-
 def test_in_a_real_terminal(server: LiveServer) -> None:
     """The client as a person runs it: a pseudo-terminal, colours and in-place status."""
     created = server.create_workflow(EDITOR, name="Terminal")
@@ -314,10 +234,10 @@ def test_in_a_real_terminal(server: LiveServer) -> None:
     os.close(child_fd)
     seen: list[str] = []
     try:
-        _read_until(main_fd, "you> ", seen)
+        read_until(main_fd, "you> ", seen)
         os.write(main_fd, (CREATE + "\n").encode())
-        screen = _read_until(main_fd, "── workflow now at v2 ──", seen)
-        _read_until(main_fd, "(* changed)", seen)
+        screen = read_until(main_fd, "── workflow now at v2 ──", seen)
+        read_until(main_fd, "(* changed)", seen)
         os.write(main_fd, b"/quit\n")
         assert process.wait(timeout=20) == 0
     finally:
@@ -354,12 +274,12 @@ def test_a_pasted_sop_in_a_real_terminal_is_one_turn(server: LiveServer) -> None
     os.close(child_fd)
     seen: list[str] = []
     try:
-        screen = _read_until(main_fd, "you> ", seen)
+        screen = read_until(main_fd, "you> ", seen)
         assert "\x1b[?2004h" in screen  # the client asked the terminal to bracket pastes
         # What a terminal sends for a paste that ends in a line break, then the Enter.
         os.write(main_fd, ("\x1b[200~" + "\n".join(SOP) + "\n\x1b[201~\n").encode())
-        screen = _read_until(main_fd, "── workflow now at v2 ──", seen)
-        _read_until(main_fd, "(* changed)", seen)
+        screen = read_until(main_fd, "── workflow now at v2 ──", seen)
+        read_until(main_fd, "(* changed)", seen)
         os.write(main_fd, b"/quit\n")
         assert process.wait(timeout=20) == 0
     finally:

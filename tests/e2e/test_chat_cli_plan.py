@@ -9,9 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from app import client
+from tests.e2e.helpers import SPEC, after, parse, run_own_loop
 from tests.e2e.server import EDITOR, TOKENS, LiveServer
-from tests.e2e.test_chat_cli import after, parse, run_own_loop
-from tests.e2e.test_web_plan import SPEC
 
 
 @pytest.fixture(scope="module")

@@ -21,17 +21,17 @@ import pytest
 from app import client
 from app.client import review
 from tests.documents import CODED_REFERRAL_DOC
-from tests.e2e.server import EDITOR, TOKENS, LiveServer
-from tests.e2e.test_chat_cli import (
+from tests.e2e.helpers import (
     ROOT,
     LiveInput,
-    _read_until,
     after,
     chat,
     parse,
+    read_until,
     run_own_loop,
     wait_for,
 )
+from tests.e2e.server import EDITOR, TOKENS, LiveServer
 from tools.catalogue.adaptors import load_catalogue
 
 # How the terminal's tree shows a step's adaptor: new steps are pinned to the version
@@ -227,15 +227,15 @@ def test_the_review_prompt_in_a_real_terminal(server: LiveServer) -> None:
     os.close(child_fd)
     seen: list[str] = []
     try:
-        _read_until(main_fd, "you> ", seen)
+        read_until(main_fd, "you> ", seen)
         os.write(main_fd, (ADD_DEDUPE + "\n").encode())
-        screen = _read_until(main_fd, "the ids to accept", seen)
-        _read_until(main_fd, "diff: ", seen)
+        screen = read_until(main_fd, "the ids to accept", seen)
+        read_until(main_fd, "diff: ", seen)
         assert head(server, created["id"])["version"] == 1
         os.write(main_fd, b"/diff\n")
-        _read_until(main_fd, "dedupe->check:", seen)
+        read_until(main_fd, "dedupe->check:", seen)
         os.write(main_fd, b"c1 C2, c3\n")
-        done = _read_until(main_fd, "(* changed)", seen)
+        done = read_until(main_fd, "(* changed)", seen)
         os.write(main_fd, b"/quit\n")
         assert process.wait(timeout=20) == 0
     finally:

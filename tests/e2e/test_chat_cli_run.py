@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.helpers import ROOT, read_until
 from tests.e2e.server import EDITOR, TOKENS, LiveServer
-from tests.e2e.test_chat_cli import ROOT, _read_until
 
 REFERRALS = "https://clinic.example.org/referrals/"
 BRANCHING = """\
@@ -98,7 +98,7 @@ def test_run_and_fix_in_a_real_terminal(server: LiveServer, tmp_path: Path) -> N
     seen: list[str] = []
     try:
         prompts = 1
-        _read_until(main_fd, "you> ", seen)
+        read_until(main_fd, "you> ", seen)
 
         def command(line: str, until: str, timeout: float = 60) -> str:
             """Type ``line`` at the prompt; what it printed up to the next prompt (which

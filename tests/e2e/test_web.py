@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +16,8 @@ import pytest
 from playwright.sync_api import expect
 
 from app.store import Store, create_engine
-from tests.documents import CODED_REFERRAL_DOC
-from tests.e2e.conftest import screenshot
+from tests.e2e.helpers import CODED_DOC, CREATE, OpenPage, at_version, screenshot, send
 from tests.e2e.server import EDITOR, REVIEWER, TOKENS, LiveServer
-
-OpenPage = Callable[..., Any]
-
-CREATE = (
-    "create a workflow that gets referrals from http, checks coverage with fhir, "
-    "then emails the coordinator with gmail"
-)
-
-CODED_DOC = CODED_REFERRAL_DOC  # imported through the page
-
 
 # Branches, a condition, a disabled edge, an edge that skips rows, a loose step, cron.
 BRANCHING_DOC = """\
@@ -108,20 +96,6 @@ edges:
     condition_type: on_job_failure
     enabled: true
 """
-
-
-def at_version(page: Any, version: int) -> None:
-    """Wait until the page shows ``version`` and no turn is running."""
-    page.wait_for_selector(f'body[data-version="{version}"][data-turn="idle"]')
-
-
-def send(page: Any, text: str) -> None:
-    replies = page.locator(".msg.assistant:not(.streaming)")
-    before = replies.count()
-    page.fill("#chat-input", text)
-    page.press("#chat-input", "Enter")
-    expect(replies).to_have_count(before + 1)
-    page.wait_for_selector('body[data-turn="idle"]')
 
 
 def open_session(

@@ -10,21 +10,15 @@ nothing. Screenshots go to test-artifacts/e2e/.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import expect
 
 from app.plan_turns import plan_lock_key
-from tests.e2e.conftest import screenshot
+from tests.e2e.helpers import SPEC, OpenPage, screenshot
 from tests.e2e.server import EDITOR, LiveServer
 
-OpenPage = Callable[..., Any]
-
-SPEC = (
-    Path(__file__).resolve().parents[1] / "agents" / "offline" / "specs" / "four_processes.md"
-).read_text(encoding="utf-8")
 NAMES = ["Intake", "Coverage check", "Document verification", "Status report"]
 BUILT = 120_000  # ms: four ordinary planner runs on a 2-core machine
 

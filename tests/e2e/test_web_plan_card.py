@@ -12,16 +12,14 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.helpers import OpenPage, screenshot
 from tests.e2e.server import LiveServer
-
-OpenPage = Callable[..., Any]
 
 HOSTILE = '<img src=x onerror="window.__pwned=1">'
 NOW = "2026-12-02T04:00:00Z"

@@ -10,9 +10,8 @@ from typing import Any
 from playwright.sync_api import expect
 
 from tests.app.service.helpers import NAMES, SPEC
-from tests.e2e.conftest import screenshot
+from tests.e2e.helpers import OpenPage, at_version, screenshot, send
 from tests.e2e.server import LiveServer
-from tests.e2e.test_web import OpenPage, at_version, send
 
 
 def test_a_multi_process_spec_offers_plan_mode_and_the_button_plans_it(

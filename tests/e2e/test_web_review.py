@@ -10,17 +10,14 @@ stale one closes it; the card survives a reload. Screenshots go to test-artifact
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 
 import httpx
 from playwright.sync_api import expect
 
 from tests.documents import CODED_REFERRAL_DOC
-from tests.e2e.conftest import screenshot
+from tests.e2e.helpers import OpenPage, at_version, screenshot
 from tests.e2e.server import EDITOR, LiveServer
-
-OpenPage = Callable[..., Any]
 
 # The offline planner makes three tool calls for it: c1 adds the step, c2 points
 # Fetch referral's edge at it (Check coverage and Alert staff stop running until c3),
@@ -61,10 +58,6 @@ def head(server: LiveServer, workflow_id: str) -> dict[str, Any]:
 def job_keys(page: Any) -> list[str]:
     keys: list[str] = page.locator(".node.job").evaluate_all("ns => ns.map(n => n.dataset.key)")
     return keys
-
-
-def at_version(page: Any, version: int) -> None:
-    page.wait_for_selector(f'body[data-version="{version}"][data-turn="idle"]')
 
 
 def test_the_picker_opens_review_sessions_and_accept_all_commits_one_version(

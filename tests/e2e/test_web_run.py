@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.helpers import OpenPage, screenshot
 from tests.e2e.server import EDITOR, REVIEWER, LiveServer
-
-OpenPage = Callable[..., Any]
 
 RUN_TIMEOUT = 60_000  # ms: node starts, the runtime loads the adaptors
 

@@ -27,11 +27,8 @@ Needs node and npm: without them the fixtures fail (they never skip).
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +37,7 @@ from ruamel.yaml import YAML
 
 from agents.testrun.mock_http import MockHttp
 from agents.testrun.runtime import RuntimeRun, run_cli_workflow
+from tests.external.helpers import Arrival, LightningWebhooks, with_credentials
 from tests.external.openfn_harness import load_with_openfn
 from tests.tools.helpers import make_context, pinned
 from tools.base import ToolContext
@@ -104,72 +102,6 @@ fn(state => ({
 }));"""
 LOG_CODE = "fn(state => ({ ...state, data: { rejected: true } }));"
 CHECK_CODE = "post('/coverage-checks', state => JSON.stringify(state.data));"
-
-
-# --------------------------------------------------------------------------- Lightning
-
-
-@dataclass(frozen=True)
-class Arrival:
-    method: str
-    path: str
-    content_type: str | None
-    body: Any
-
-
-@dataclass
-class LightningWebhooks:
-    """A loopback stand-in for Lightning's webhook endpoint: records every request and
-    answers as a webhook trigger does (200, the work order it created)."""
-
-    arrivals: list[Arrival] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> LightningWebhooks:
-        arrivals = self.arrivals
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                body = json.loads(raw) if raw else None
-                arrivals.append(Arrival("POST", self.path, self.headers.get("Content-Type"), body))
-                payload = json.dumps({"work_order_id": f"wo-{len(arrivals)}"}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-
-def with_credentials(plan: dict[str, Any], credentials: dict[str, Any]) -> dict[str, Any]:
-    """``plan`` with each step's credential name replaced by its configuration, as the
-    CLI's credential map does; a name the map lacks is an error, never a silent ``{}``."""
-    steps = []
-    for step in plan["steps"]:
-        name = step.get("configuration")
-        if isinstance(name, str):
-            assert name in credentials, f"step {step['id']} names unknown credential {name!r}"
-            step = {**step, "configuration": credentials[name]}
-        steps.append(step)
-    return {**plan, "steps": steps}
 
 
 # --------------------------------------------------------------------------- the plan

@@ -46,10 +46,10 @@ from ruamel.yaml import YAML
 
 from agents.testrun.mock_http import MockHttp
 from agents.testrun.runtime import RuntimeRun, run_cli_workflow
+from tests.external.helpers import Arrival, LightningWebhooks, with_credentials
 from tests.external.openfn_harness import expected_from_document, load_with_openfn
 from tests.external.service_plan import Planned, plan_and_build
 from tests.external.service_workflows import offline_service
-from tests.external.test_openfn_handoff import Arrival, LightningWebhooks, with_credentials
 from tests.tools.helpers import pinned
 from tools.document import WorkflowDocument
 from tools.document.validation import validate

@@ -6,7 +6,7 @@ The project has four workflows: the three of ``REFERRAL_PROJECT`` (every
 condition type, a labelled js condition, a disabled edge, a credential, webhook
 and cron triggers), created with ``POST /v1/projects``, and a fourth added with
 ``POST /v1/workflows {project_id}``. What the package builds is compared with
-the file we wrote (``_expected_steps``) and with the file that went in; the
+the file we wrote (``expected_steps``) and with the file that went in; the
 package's own rewrite of the project imports back as an equal project.
 """
 
@@ -19,11 +19,11 @@ import pytest
 from ruamel.yaml import YAML
 
 from tests.documents import REFERRAL_PROJECT
+from tests.external.helpers import CRON_WITH_CURSOR, expected_steps
 from tests.external.openfn_harness import (
     load_with_openfn,
 )
 from tests.external.service_workflows import EDITOR, offline_service
-from tests.external.test_openfn_project_roundtrip import CRON_WITH_CURSOR, _expected_steps
 
 pytestmark = pytest.mark.external
 
@@ -69,7 +69,7 @@ def test_a_four_workflow_project_loads_with_the_package(openfn_cache: Path, tmp_
         ]
         # Every step, edge and condition, as the file says.
         for built, workflow in zip(loaded["workflows"], ours["workflows"].values(), strict=True):
-            assert built["steps"] == _expected_steps(workflow)
+            assert built["steps"] == expected_steps(workflow)
             assert built["start"] == next(iter(workflow["triggers"]))
 
         # And as the file that went in says (independent of our exporter).

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from tests.external.helpers import CRON_WITH_CURSOR, documents_under_test, expected_steps
 from tests.external.openfn_harness import (
     load_with_openfn,
 )
 from tests.external.service_workflows import EDITOR, offline_service
-from tests.external.test_openfn_project import documents_under_test
 from tests.tools.openfn.helpers import BRANCHING
 from tools.document import WorkflowDocument
 from tools.document.openfn import (
@@ -35,48 +35,6 @@ from tools.document.openfn import (
 )
 
 pytestmark = pytest.mark.external
-
-# Everything the export writes: a credential, webhook reply settings, a cron
-# cursor, a disabled edge, labels, a js condition with a leading blank line,
-# names whose slugs keep '_' and drop ' - '.
-CRON_WITH_CURSOR = """\
-name: Nightly sync_v2
-jobs:
-  pull:
-    id: 11111111-0000-4000-8000-000000000001
-    name: Pull rows
-    adaptor: '@openfn/language-http@latest'
-    credential: warehouse-api
-    body: |
-      get('/rows');
-      fn(state => ({ ...state, count: state.data.length }));
-  push:
-    id: 11111111-0000-4000-8000-000000000002
-    name: Push - rows
-    adaptor: '@openfn/language-postgresql@latest'
-triggers:
-  nightly:
-    id: 11111111-0000-4000-8000-000000000003
-    type: cron
-    enabled: true
-    cron_expression: '0 2 * * *'
-    cron_cursor_job_id: 11111111-0000-4000-8000-000000000001
-edges:
-  nightly->pull:
-    id: 11111111-0000-4000-8000-000000000004
-    source_trigger: nightly
-    target_job: pull
-    condition_type: always
-    enabled: true
-  pull->push:
-    id: 11111111-0000-4000-8000-000000000005
-    source_job: pull
-    target_job: push
-    condition_type: js_expression
-    condition_expression: '!state.errors && state.count > 0'
-    condition_label: rows to push
-    enabled: true
-"""
 
 
 def documents() -> list[tuple[str, str]]:
@@ -93,50 +51,6 @@ def documents() -> list[tuple[str, str]]:
 def _new_ids() -> Callable[[], str]:
     counter = itertools.count(1)
     return lambda: f"22222222-0000-4000-8000-{next(counter):012d}"
-
-
-def _expected_steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
-    """The steps the package should build from one workflow of *our file*: triggers
-    then jobs, each keyed id, ``next`` from the edges (independent of our exporter)."""
-    steps: dict[str, dict[str, Any]] = {}
-    for key, trigger in workflow["triggers"].items():
-        extra = {
-            k: v for k, v in trigger.items() if k not in ("type", "enabled", "cron_expression")
-        }
-        steps[key] = {
-            "id": key,
-            "kind": "trigger",
-            "type": trigger["type"],
-            "enabled": trigger["enabled"],
-            "cron_expression": trigger.get("cron_expression"),
-            "extra": dict(sorted(extra.items())),
-            "next": {},
-        }
-    for key, job in workflow["jobs"].items():
-        extra = {"configuration": job["credential"]} if "credential" in job else {}
-        steps[key] = {
-            "id": key,
-            "kind": "job",
-            "name": job["name"],
-            "adaptor": job["adaptor"],
-            "expression": job["body"],
-            "extra": extra,
-            "next": {},
-        }
-    for key, edge in workflow["edges"].items():
-        source = edge.get("source_job") or edge["source_trigger"]
-        assert key == f"{source}->{edge['target_job']}"
-        condition = (
-            edge["condition_expression"]
-            if edge["condition_type"] == "js_expression"
-            else edge["condition_type"]
-        )
-        steps[source]["next"][edge["target_job"]] = {
-            "condition": condition,
-            "disabled": not edge["enabled"],
-            "label": edge.get("condition_label"),
-        }
-    return list(steps.values())
 
 
 def _without_state(spec: dict[str, Any]) -> dict[str, Any]:
@@ -171,7 +85,7 @@ def test_export_round_trips_through_the_package(
     (built,) = loaded["workflows"]
     assert (built["id"], built["name"]) == (key, workflow.get("name"))
     assert built["start"] == next(iter(workflow["triggers"]), None)
-    assert built["steps"] == _expected_steps(workflow)
+    assert built["steps"] == expected_steps(workflow)
 
     # 2. What the package writes back: the same keys and contents.
     spec = YAML(typ="safe", pure=True).load(loaded["spec_yaml"])
@@ -197,7 +111,7 @@ def test_all_documents_as_one_project(openfn_cache: Path) -> None:
     )
     assert [wf["id"] for wf in loaded["workflows"]] == list(ours["workflows"])
     assert [wf["steps"] for wf in loaded["workflows"]] == [
-        _expected_steps(wf) for wf in ours["workflows"].values()
+        expected_steps(wf) for wf in ours["workflows"].values()
     ]
     imported = from_lightning_yaml(loaded["spec_yaml"], new_id=_new_ids())
     assert len(imported) == len(docs)
@@ -246,7 +160,7 @@ def test_through_the_service_rest_export_and_import(openfn_cache: Path, tmp_path
         loaded = load_with_openfn(exported.text, openfn_cache, spec=True)
         ours = YAML(typ="safe", pure=True).load(exported.text)
         (workflow,) = ours["workflows"].values()
-        assert loaded["workflows"][0]["steps"] == _expected_steps(workflow)
+        assert loaded["workflows"][0]["steps"] == expected_steps(workflow)
         imported = client.post(
             "/v1/workflows/import",
             json={"format": "lightning", "content": loaded["spec_yaml"]},
