@@ -12,6 +12,7 @@ import pytest
 
 from app import offload
 from app.offload import off_loop, tidy, tidy_periodically
+from tests.waiting import wait_until_async
 
 
 async def test_work_runs_off_the_loop_with_the_collector_paused_until_the_last_job_ends() -> None:
@@ -27,9 +28,7 @@ async def test_work_runs_off_the_loop_with_the_collector_paused_until_the_last_j
         return 7
 
     slow = asyncio.ensure_future(off_loop(job, True))
-    async with asyncio.timeout(5):  # a job that never starts fails here instead of hanging
-        while not seen:
-            await asyncio.sleep(0.01)
+    await wait_until_async(lambda: seen, timeout=5, message="the off-loop job never started")
     assert await off_loop(job, False) == 7
     assert not gc.isenabled(), "a job still running: the collector stays paused"
     release.set()
@@ -106,7 +105,7 @@ async def test_a_tidy_waits_for_no_job_and_never_collects_under_a_running_one() 
         release.wait(5)
 
     running = asyncio.ensure_future(off_loop(job))
-    await asyncio.to_thread(started.wait, 5)
+    assert await asyncio.to_thread(started.wait, 5), "the off-loop job never started"
     assert await asyncio.to_thread(tidy) is None, "a job is running with the collector paused"
     assert not gc.isenabled()
     release.set()
@@ -124,9 +123,11 @@ async def test_tidies_run_every_interval(monkeypatch: pytest.MonkeyPatch) -> Non
 
     monkeypatch.setattr(offload, "tidy", counting_tidy)
     task = asyncio.ensure_future(tidy_periodically(0.01))
-    async with asyncio.timeout(5):  # a tidy loop that never ticks fails here instead of hanging
-        while len(calls) < 3:
-            await asyncio.sleep(0.01)
+    await wait_until_async(
+        lambda: len(calls) >= 3,
+        timeout=5,
+        message=lambda: f"tidy_periodically(0.01) ticked {len(calls)} times, not 3",
+    )
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
