@@ -59,7 +59,7 @@ async def wait_until_async(
         if inspect.isawaitable(answer):
             answer = await answer
         if answer:
-            return answer  # type: ignore[return-value]
+            return answer
         if time.monotonic() >= deadline:
             raise _fail(message, timeout)
         await asyncio.sleep(interval)

@@ -12,6 +12,7 @@ from app.bus.base import Event
 from app.bus.memory import BusUnavailableError, InProcessBus, encode_event
 from app.publishing import Publisher
 from app.ws.connection import Connection
+from tests.waiting import wait_until_async
 
 
 class FlakyBus(InProcessBus):
@@ -61,10 +62,11 @@ async def test_commits_are_reported_while_the_bus_is_down_and_published_in_order
     assert bus.published == [], "nothing goes out while the bus refuses"
     bus.down = False
     assert await commit(publisher, 3) == 4  # queued behind the others: order holds
-    for _ in range(100):
-        if publisher.pending == 0:
-            break
-        await asyncio.sleep(0.01)
+    await wait_until_async(
+        lambda: publisher.pending == 0,
+        timeout=5,
+        message=lambda: f"{publisher.pending} versions still pending",
+    )
     assert bus.published == [2, 3, 4]
     received = [(await sub.__anext__())["version"] for _ in range(3)]
     assert received == [2, 3, 4]

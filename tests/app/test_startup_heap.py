@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from fastapi.testclient import TestClient
 from app import main
 from app.main import create_app
 from tests.app.service.helpers import make_settings
+from tests.waiting import wait_until
 
 
 class _Probe:
@@ -41,10 +41,11 @@ def test_the_service_tidies_what_freezing_kept(
     with TestClient(app, base_url="http://127.0.0.1") as client:
         created = client.post("/v1/workflows", json={"yaml": "name: Tidy\n"})
         assert created.status_code == 201, created.text
-        deadline = time.monotonic() + 5
-        while not any("heap tidy" in r.getMessage() for r in caplog.records):
-            assert time.monotonic() < deadline, "no tidy after a job froze objects"
-            time.sleep(0.02)
+        wait_until(
+            lambda: any("heap tidy" in r.getMessage() for r in caplog.records),
+            timeout=5,
+            message="no tidy after a job froze objects",
+        )
 
 
 def test_no_tidy_when_it_is_switched_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

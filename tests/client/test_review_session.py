@@ -21,6 +21,7 @@ from app.client.rest import Rest
 from app.client.session import ChatClient
 from app.client.terminal import LineReader, Output
 from tests.client import frames
+from tests.waiting import wait_until_async
 
 ACCEPTED_DOC = frames.DOC.replace("name: Check coverage", "name: Check eligibility")
 
@@ -340,11 +341,11 @@ async def _pipe() -> tuple[Any, _Writer]:
 
 
 async def _until(stdout: io.StringIO, text: str, timeout: float = 15) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while text not in stdout.getvalue():
-        assert loop.time() < deadline, f"no {text!r} in:\n{stdout.getvalue()}"
-        await asyncio.sleep(0.05)
+    await wait_until_async(
+        lambda: text in stdout.getvalue(),
+        timeout=timeout,
+        message=lambda: f"no {text!r} in:\n{stdout.getvalue()}",
+    )
 
 
 async def test_run_sends_the_files_shows_progress_and_the_result_then_fix_sends_it(

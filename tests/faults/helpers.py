@@ -36,6 +36,7 @@ import redis
 from psycopg import sql
 
 from tests.integration.helpers import free_port
+from tests.waiting import wait_until
 
 PG_BIN = Path(os.environ.get("PLANWRIGHT_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
 START_TIMEOUT_S = 30.0
@@ -68,11 +69,7 @@ def _death_signal(sig: signal.Signals) -> Callable[[], None] | None:
 
 
 def _wait(check: Callable[[], bool], timeout_s: float, what: str) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{what} not within {timeout_s} s")
-        time.sleep(0.05)
+    wait_until(check, timeout=timeout_s, message=f"{what} not within {timeout_s} s")
 
 
 def _stop(process: subprocess.Popen[bytes] | None, sig: signal.Signals) -> None:

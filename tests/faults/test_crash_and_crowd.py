@@ -35,6 +35,7 @@ from tests.integration.helpers import (
     recv_until,
     turn,
 )
+from tests.waiting import wait_until_async
 
 HEARTBEAT_S = 1.0
 LOCK_TTL_S = 30.0
@@ -74,10 +75,11 @@ async def test_a_killed_workers_lock_is_free_once_its_heartbeat_lapses_not_its_t
         async with chat(doomed, session["id"]) as ws:
             await ws.send(turn("rename it, then think for a long time"))
             acknowledged = _of(await recv_until(ws, "workflow"), "workflow")[-1]
-            deadline = loop.time() + 15
-            while len(fake_api.requests) < 2:  # the slow second call is in flight
-                assert loop.time() < deadline, "the second model call never came"
-                await asyncio.sleep(0.02)
+            await wait_until_async(  # the slow second call is in flight
+                lambda: len(fake_api.requests) >= 2,
+                timeout=15,
+                message="the second model call never came",
+            )
             doomed.kill()
             killed_at = loop.time()
         lock = bus_key(wid, "lock")

@@ -26,6 +26,7 @@ from tests.integration.helpers import (
     turn,
     watch,
 )
+from tests.waiting import wait_until_async
 
 REDIS_TIMEOUT_S = 0.5
 PAUSE_S = 4
@@ -39,10 +40,11 @@ async def _subscribed(cluster: Cluster, workflow_id: str, timeout_s: float = 10)
     """Wait until the worker listens on the workflow's channel (a socket subscribes
     after its handshake)."""
     channel = bus_key(workflow_id, "events")
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while cluster.redis.pubsub_numsub(channel)[0][1] < 1:
-        assert asyncio.get_running_loop().time() < deadline, "the socket never subscribed"
-        await asyncio.sleep(0.02)
+    await wait_until_async(
+        lambda: cluster.redis.pubsub_numsub(channel)[0][1] >= 1,
+        timeout=timeout_s,
+        message="the socket never subscribed",
+    )
 
 
 @pytest.fixture(scope="module")

@@ -49,6 +49,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from app.settings import Settings
 from tests.documents import REFERRAL_DOC
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.waiting import wait_until_async
 
 ROOT = Path(__file__).resolve().parents[2]
 ADMIN_URL = os.environ.get(
@@ -478,8 +479,4 @@ async def assert_silent(ws: ClientConnection, within_s: float = 0.5) -> None:
 async def eventually(
     check: Callable[[], bool], timeout_s: float = FRAME_TIMEOUT_S, what: str = "condition"
 ) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout_s
-    while not check():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
-        await asyncio.sleep(0.02)
+    await wait_until_async(check, timeout=timeout_s, message=f"waiting for {what}", interval=0.02)

@@ -18,6 +18,7 @@ from tests.agents.plan.helpers import (
     proposed,
     workflow,
 )
+from tests.waiting import wait_until_async
 from tools.document import WorkflowDocument
 from tools.jobcode import has_code
 from tools.plan import PlannedTrigger
@@ -258,10 +259,11 @@ async def test_a_cancelled_build_leaves_a_partial_record_not_building() -> None:
     task.cancel()  # as a cancel frame does
     with pytest.raises(asyncio.CancelledError):
         await task
-    for _ in range(200):  # langgraph does not wait for the cancelled node's last write
-        if harness.workspace.records[-1].status != "building":
-            break
-        await asyncio.sleep(0.01)
+    await wait_until_async(  # langgraph does not wait for the cancelled node's last write
+        lambda: harness.workspace.records[-1].status != "building",
+        timeout=5,
+        message="the cancelled plan stayed 'building'",
+    )
     record = harness.workspace.records[-1]
     assert record.status == "partial"
     assert record.workflows["intake"].status == "built"

@@ -21,6 +21,7 @@ from app.bus import (
 )
 from app.bus.base import Event, Subscription
 from tests.app.bus.helpers import REDIS_URL, Kit
+from tests.waiting import wait_until_async
 
 TIMEOUT = 10.0
 
@@ -313,11 +314,11 @@ async def test_redis_uses_one_pubsub_channel_per_workflow(redis_kit: Kit) -> Non
     for sub in subs:
         assert versions(await take(sub, 1)) == [1]
         await sub.close()
-    for _ in range(50):  # UNSUBSCRIBE is sent; let the server apply it
-        if await probe.pubsub_numsub(channel) == [(channel.encode(), 0)]:
-            break
-        await asyncio.sleep(0.02)
-    assert await probe.pubsub_numsub(channel) == [(channel.encode(), 0)]
+
+    async def unsubscribed() -> bool:  # UNSUBSCRIBE is sent; let the server apply it
+        return bool(await probe.pubsub_numsub(channel) == [(channel.encode(), 0)])
+
+    await wait_until_async(unsubscribed, timeout=5, message=f"{channel} kept a subscriber")
 
 
 async def test_redis_resubscribing_a_channel_after_leaving_it(redis_kit: Kit) -> None:

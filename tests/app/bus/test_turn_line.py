@@ -10,6 +10,7 @@ import pytest
 from app.bus import RedisLock
 from app.bus.queue import FULL, LOST, wait_in_line
 from tests.app.bus.helpers import Kit
+from tests.waiting import wait_until_async
 
 
 async def test_a_free_workflow_is_taken_at_once_then_turns_line_up_to_the_bound(kit: Kit) -> None:
@@ -91,8 +92,8 @@ async def test_waiters_run_in_the_order_they_joined_and_hear_their_positions(kit
     tasks = []
     for n in range(3):
         tasks.append(asyncio.create_task(waiter(n)))
-        while not heard[n]:  # joined: the next one lines up behind it
-            await asyncio.sleep(0.01)
+        # joined: the next one lines up behind it
+        await wait_until_async(lambda n=n: heard[n], timeout=10, message=f"waiter {n} never joined")
     await holder.release()
     await asyncio.wait_for(asyncio.gather(*tasks), 10)
     assert order == [0, 1, 2]

@@ -66,14 +66,19 @@ def connect(client: TestClient, session_id: str, token: str = EDITOR) -> Any:
     return client.websocket_connect(f"/v1/sessions/{session_id}/ws?token={token}")
 
 
-def until(ws: WebSocketTestSession, kind: str, limit: int = 50) -> list[dict[str, Any]]:
+def until(
+    ws: WebSocketTestSession, kind: str | tuple[str, ...], limit: int = 50
+) -> list[dict[str, Any]]:
+    """Frames up to and including the first of type ``kind`` (or any of the ``kind``s);
+    fails after ``limit`` frames without one."""
+    kinds = (kind,) if isinstance(kind, str) else kind
     frames = []
     for _ in range(limit):
         frame = ws.receive_json()
         frames.append(frame)
-        if frame["type"] == kind:
+        if frame["type"] in kinds:
             return frames
-    raise AssertionError(f"no {kind} frame in {frames}")
+    raise AssertionError(f"no {' or '.join(kinds)} frame in {frames}")
 
 
 def turn(content: str, **context: Any) -> dict[str, Any]:

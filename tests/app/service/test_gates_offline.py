@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agents.models.offline import OfflineModel
-from tests.app.service.helpers import EDITOR, auth, create_session, create_workflow
+from tests.app.service.helpers import EDITOR, auth, create_session, create_workflow, until
 
 INTAKE = """\
 name: Referral intake
@@ -40,14 +40,10 @@ def model() -> OfflineModel:  # type: ignore[override]
 
 
 def _turn(client: TestClient, session_id: str, text: str) -> list[dict[str, Any]]:
-    frames: list[dict[str, Any]] = []
     with client.websocket_connect(f"/v1/sessions/{session_id}/ws?token={EDITOR}") as ws:
         ws.send_json({"type": "turn", "content": text, "review": False})
-        for _ in range(200):
-            frames.append(ws.receive_json())
-            if frames[-1]["type"] in ("turn.completed", "error", "confirm.required"):
-                return frames
-    raise AssertionError(f"the turn never ended: {frames}")
+        frames = until(ws, ("turn.completed", "error", "confirm.required"), limit=200)
+    return frames
 
 
 def _said(frames: list[dict[str, Any]]) -> str:

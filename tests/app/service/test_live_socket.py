@@ -21,6 +21,7 @@ from websockets.sync.client import connect
 from app.main import create_app
 from tests.app.service.helpers import EDITOR, make_settings
 from tests.e2e.server import free_port
+from tests.waiting import wait_until
 
 BURST = 300
 
@@ -47,10 +48,12 @@ def live(tmp_path: Path, database_url: str) -> Iterator[Live]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=lambda: asyncio.run(server.serve()), daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
+    wait_until(
+        lambda: server.started or not thread.is_alive(),
+        timeout=30,
+        message="the server did not start",
+    )
+    assert server.started, "the server thread died while starting"
     try:
         yield Live(port)
     finally:

@@ -65,14 +65,10 @@ def _answer(
     answer: dict[str, Any] = {"type": "confirm", "request_id": request_id, "approved": approved}
     if feedback is not None:
         answer["feedback"] = feedback
-    frames: list[dict[str, Any]] = []
     with connect(client, session_id) as ws:
         ws.send_json(answer)
-        for _ in range(400):
-            frames.append(ws.receive_json())
-            if frames[-1]["type"] in ENDS:
-                return frames
-    raise AssertionError(f"the answer never ended: {frames}")
+        frames = until(ws, ENDS, limit=400)
+    return frames
 
 
 def _said(frames: list[dict[str, Any]]) -> str:

@@ -25,6 +25,7 @@ from tests.app.service.helpers import (
     create_session,
     make_settings,
     turn,
+    until,
 )
 
 EMPTY = "name: Intake\njobs: {}\ntriggers: {}\nedges: {}\n"
@@ -41,12 +42,7 @@ def client(tmp_path: Path, database_url: str) -> Any:
 
 def _frames(ws: Any, frame: dict[str, Any]) -> list[dict[str, Any]]:
     ws.send_json(frame)
-    frames: list[dict[str, Any]] = []
-    for _ in range(200):
-        frames.append(ws.receive_json())
-        if frames[-1]["type"] in ENDS:
-            return frames
-    raise AssertionError(frames)
+    return until(ws, ENDS, limit=200)
 
 
 def _session(client: TestClient) -> tuple[str, str]:

@@ -37,12 +37,7 @@ def _propose(client: TestClient, session_id: str, text: str = "the spec") -> dic
 def _confirm(client: TestClient, session_id: str, request_id: str) -> list[dict[str, Any]]:
     with connect(client, session_id) as ws:
         ws.send_json({"type": "confirm", "request_id": request_id, "approved": True})
-        frames: list[dict[str, Any]] = []
-        for _ in range(400):
-            frames.append(ws.receive_json())
-            if frames[-1]["type"] in ("turn.completed", "error"):
-                return frames
-    raise AssertionError(f"the answer never ended: {frames}")
+        return until(ws, ("turn.completed", "error"), limit=400)
 
 
 def test_only_the_newest_proposal_on_a_project_can_be_built(client: TestClient) -> None:

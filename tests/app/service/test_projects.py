@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from ruamel.yaml import YAML
 
 from agents.models import ScriptedModel
-from tests.app.service.helpers import DOC, EDITOR, REVIEWER, auth, create_workflow
+from tests.app.service.helpers import DOC, EDITOR, REVIEWER, auth, create_workflow, until
 from tests.documents import REFERRAL_PROJECT
 
 NAMES = ["Referral intake", "Document verification", "Status transitions"]
@@ -269,8 +269,7 @@ def test_a_turn_on_a_project_session_edits_its_workflow(
     frames: list[dict[str, Any]] = []
     with client.websocket_connect(f"/v1/sessions/{session['id']}/ws?token={EDITOR}") as ws:
         ws.send_json({"type": "turn", "content": "rename it", "context": {"page": "workflow"}})
-        while not frames or frames[-1]["type"] not in ("turn.completed", "error"):
-            frames.append(ws.receive_json())
+        frames = until(ws, ("turn.completed", "error"))
     assert frames[-1]["type"] == "turn.completed", frames[-1]
     (workflow_frame,) = [f for f in frames if f["type"] == "workflow"]
     assert (workflow_frame["workflow_id"], workflow_frame["version"]) == (first, 2)

@@ -3,7 +3,6 @@ is accepted; all, some or none; dependent and stale answers; a restart in betwee
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +12,7 @@ from starlette.testclient import WebSocketTestSession
 
 from agents.models import ScriptedModel
 from tests.app.service.helpers import DOC, EDITOR, auth, create_workflow
+from tests.waiting import wait_until
 from tools.document import WorkflowDocument
 
 S = ScriptedModel
@@ -235,10 +235,9 @@ def test_accepting_replays_on_the_parsed_head_without_parsing_it_again(
     (a 200-step document takes hundreds of ms to parse)."""
     workflow_id, session_id, proposal = _propose(client, model)
     turns = client.app.state.services.turns  # type: ignore[attr-defined]
-    deadline = time.monotonic() + 10
-    while workflow_id not in turns._warm:
-        assert time.monotonic() < deadline, "the head was not kept parsed"
-        time.sleep(0.02)
+    wait_until(
+        lambda: workflow_id in turns._warm, timeout=10, message="the head was not kept parsed"
+    )
     assert turns._warm[workflow_id][1] == 1  # the head's version, not the draft's
     parses: list[int] = []
     real = WorkflowDocument.from_yaml.__func__  # type: ignore[attr-defined]

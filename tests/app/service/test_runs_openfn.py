@@ -18,7 +18,7 @@ from sqlalchemy import select
 
 from agents.models import ScriptedModel
 from app.store.models import metadata
-from tests.app.service.helpers import EDITOR, REVIEWER, auth, create_session, create_workflow
+from tests.app.service.helpers import EDITOR, REVIEWER, auth, create_session, create_workflow, until
 
 SECRET = "pw-9f8e7d6c5b4a-secret"
 REFERRALS = "https://clinic.example.org/referrals/"
@@ -128,9 +128,7 @@ def test_the_socket_streams_each_steps_progress_in_order_then_the_run(
     session = create_session(client, workflow["id"])
     with client.websocket_connect(f"/v1/sessions/{session['id']}/ws?token={EDITOR}") as ws:
         ws.send_json({"type": "run", "responses": [_sample(80)]})
-        frames: list[dict[str, Any]] = []
-        while not frames or frames[-1]["type"] not in ("run.completed", "error"):
-            frames.append(ws.receive_json())
+        frames = until(ws, ("run.completed", "error"))
     assert [(f["type"], f.get("step_key"), f.get("status")) for f in frames] == [
         ("run.progress", "fetch", "started"),
         ("run.progress", "fetch", "succeeded"),
