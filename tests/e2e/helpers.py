@@ -21,6 +21,7 @@ from app import client
 from tests.documents import CODED_REFERRAL_DOC
 from tests.e2e.server import EDITOR, LiveServer
 from tests.waiting import wait_until
+from tools.catalogue.adaptors import load_catalogue
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
 
@@ -150,3 +151,11 @@ def read_until(fd: int, needle: str, seen: list[str], timeout: float = 30) -> st
 SPEC = (
     Path(__file__).resolve().parents[1] / "agents" / "offline" / "specs" / "four_processes.md"
 ).read_text(encoding="utf-8")
+
+
+# How the terminal's tree shows a step's adaptor: new steps are pinned to the version
+# the adaptor facts list as current (http 7.3.2).
+TREE = {
+    short: f"{short} {load_catalogue().get(short).version}"  # type: ignore[union-attr]
+    for short in ("http", "fhir", "gmail", "common", "twilio")
+}

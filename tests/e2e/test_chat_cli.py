@@ -20,6 +20,7 @@ from tests.e2e.helpers import (
     CODED_DOC,
     CREATE,
     ROOT,
+    TREE,
     LiveInput,
     after,
     chat,
@@ -29,14 +30,6 @@ from tests.e2e.helpers import (
     wait_for,
 )
 from tests.e2e.server import EDITOR, REVIEWER, TOKENS, LiveServer
-from tools.catalogue.adaptors import load_catalogue
-
-# How the terminal's tree shows a step's adaptor: new steps are pinned to the version
-# the adaptor facts list as current (http 7.3.2).
-TREE = {
-    short: f"{short} {load_catalogue().get(short).version}"  # type: ignore[union-attr]
-    for short in ("http", "fhir", "gmail", "common", "twilio")
-}
 
 
 @pytest.fixture(scope="module")

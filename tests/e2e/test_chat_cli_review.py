@@ -23,6 +23,7 @@ from app.client import review
 from tests.documents import CODED_REFERRAL_DOC
 from tests.e2e.helpers import (
     ROOT,
+    TREE,
     LiveInput,
     after,
     chat,
@@ -32,14 +33,6 @@ from tests.e2e.helpers import (
     wait_for,
 )
 from tests.e2e.server import EDITOR, TOKENS, LiveServer
-from tools.catalogue.adaptors import load_catalogue
-
-# How the terminal's tree shows a step's adaptor: new steps are pinned to the version
-# the adaptor facts list as current (http 7.3.2).
-TREE = {
-    short: f"{short} {load_catalogue().get(short).version}"  # type: ignore[union-attr]
-    for short in ("http", "fhir", "gmail", "common", "twilio")
-}
 
 # The offline planner makes three tool calls for it: c1 adds the step, c2 points Fetch
 # referral's edge at it (Check coverage and Alert staff stop running until c3), c3

@@ -21,49 +21,11 @@ import pytest
 
 from tests.e2e.helpers import ROOT, read_until
 from tests.e2e.server import EDITOR, TOKENS, LiveServer
+from tests.fixtures import fixture_text
 
 REFERRALS = "https://clinic.example.org/referrals/"
-BRANCHING = """\
-name: Referral triage
-jobs:
-  fetch:
-    name: Fetch referral
-    adaptor: '@openfn/language-http@latest'
-    body: |
-      get('https://clinic.example.org/referrals/1');
-  old:
-    name: Older patient
-    adaptor: '@openfn/language-common@latest'
-    body: |
-      fn(state => ({ ...state, data: { ...state.data, route: 'old' } }));
-  young:
-    name: Younger patient
-    adaptor: '@openfn/language-common@latest'
-    body: |
-      fn(state => ({ ...state, data: { ...state.data, route: 'young' } }));
-triggers:
-  webhook:
-    type: webhook
-    enabled: true
-edges:
-  webhook->fetch:
-    source_trigger: webhook
-    target_job: fetch
-    condition_type: always
-    enabled: true
-  fetch->old:
-    source_job: fetch
-    target_job: old
-    condition_type: js_expression
-    condition_expression: state.data.age >= 65
-    enabled: true
-  fetch->young:
-    source_job: fetch
-    target_job: young
-    condition_type: js_expression
-    condition_expression: state.data.age < 65
-    enabled: true
-"""
+# Fetch a referral, then the older or the younger patient's step by a js condition.
+BRANCHING = fixture_text("referral_triage.yaml")
 
 
 @pytest.fixture(scope="module")

@@ -19,16 +19,15 @@ from sqlalchemy import select
 from agents.models import ScriptedModel
 from app.store.models import metadata
 from tests.app.service.helpers import EDITOR, REVIEWER, auth, create_session, create_workflow, until
+from tests.fixtures import fixture_text
 
 SECRET = "pw-9f8e7d6c5b4a-secret"
 REFERRALS = "https://clinic.example.org/referrals/"
 
-BRANCHING = """\
-name: Referral triage
-jobs:
-  fetch:
-    name: Fetch referral
-    adaptor: '@openfn/language-http@latest'
+# The triage workflow with a credential on its first step, whose code logs the password
+# (the run's output must never show it).
+_FETCH = "    body: |\n      get('https://clinic.example.org/referrals/1');\n"
+_LOGS_THE_PASSWORD = """\
     credential: clinic
     body: |
       get('https://clinic.example.org/referrals/1');
@@ -36,39 +35,8 @@ jobs:
         console.log('signed in with', state.configuration && state.configuration.password);
         return state;
       });
-  old:
-    name: Older patient
-    adaptor: '@openfn/language-common@latest'
-    body: |
-      fn(state => ({ ...state, data: { ...state.data, route: 'old' } }));
-  young:
-    name: Younger patient
-    adaptor: '@openfn/language-common@latest'
-    body: |
-      fn(state => ({ ...state, data: { ...state.data, route: 'young' } }));
-triggers:
-  webhook:
-    type: webhook
-    enabled: true
-edges:
-  webhook->fetch:
-    source_trigger: webhook
-    target_job: fetch
-    condition_type: always
-    enabled: true
-  fetch->old:
-    source_job: fetch
-    target_job: old
-    condition_type: js_expression
-    condition_expression: state.data.age >= 65
-    enabled: true
-  fetch->young:
-    source_job: fetch
-    target_job: young
-    condition_type: js_expression
-    condition_expression: state.data.age < 65
-    enabled: true
 """
+BRANCHING = fixture_text("referral_triage.yaml").replace(_FETCH, _LOGS_THE_PASSWORD, 1)
 
 ENDLESS = """\
 name: Spinner
