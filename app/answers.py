@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agents.api import ReviewError, StaleProposalError, replay
+from agents.api import ReviewError, StaleProposalError, TurnRuntime, replay
 from app.auth import Principal
 from app.errors import NotFoundError
 from app.offload import off_loop
@@ -22,7 +22,6 @@ from app.turn_service import Once
 from app.ws.protocol import ServerFrame, error_frame
 
 if TYPE_CHECKING:  # the service calls in here; only its type is needed
-    from agents.api import TurnRuntime
     from app.turns import TurnService
 
 
