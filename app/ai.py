@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from agents.models.base import ChatModel, ModelRole
-from agents.models.factory import ModelConfig
-from agents.models.factory import build_models as build_from_config
+from agents.api import ChatModel, ModelConfig, ModelRole
+from agents.api import build_models as build_from_config
 from app.settings import Settings
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote_plus
 
-from agents.masking import is_secret_name, mask_text
+from agents.api import is_secret_name, mask_text
 
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=\-]+")
 # "name=" after "?", "&" or ";": the name as the client wrote it, percent-encoded or not.

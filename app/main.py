@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.websockets import WebSocket
 
-from agents.models.base import ChatModel, ModelRole
+from agents.api import ChatModel, ModelRole
 from app import log_redaction, unavailable
 from app.api import meta, projects, runs, schemas, sessions, web, workflows
 from app.early_auth import EarlyAuth

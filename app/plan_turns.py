@@ -5,7 +5,7 @@ A plan turn holds its project's plan lock (one plan turn per project, across
 workers) for as long as it runs, and each workflow's own turn lock while a
 build changes it, so a build never interleaves with a turn on that workflow.
 It is recorded, relayed and resumed exactly like a workflow turn (the shared
-parts are :class:`app.turns.TurnService`'s): the review is a confirmation
+parts are :class:`app.turn_service.TurnServiceBase`'s): the review is a confirmation
 stored with the turn and a checkpointed pause; the plan record is stored on
 the project before every frame about it (:class:`StoreWorkspace`).
 """
@@ -19,11 +19,14 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from agents.budget import MessageTooLongError, check_message
-from agents.plan.runtime import OpenWorkflow, PlanRuntime
-from agents.plan.state import PlanInput
-from agents.runner import TurnRunner
-from agents.usage import UsageLedger
+from agents.api import (
+    MessageTooLongError,
+    OpenWorkflow,
+    PlanInput,
+    PlanRuntime,
+    TurnEngine,
+    check_message,
+)
 from app.auth import Principal
 from app.bus.base import TurnLock
 from app.bus.memory import BusUnavailableError
@@ -31,8 +34,9 @@ from app.errors import ConflictError, NotFoundError
 from app.publishing import Publisher, StoreCommitter
 from app.store import SessionRecord, Store
 from app.turn_records import finished_if_setup_fails, record_start
+from app.turn_service import Once, StaleAnswer, TurnServiceBase
 from app.turns import Send, TurnRequest, TurnService
-from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame
+from app.ws.protocol import ServerFrame, error_frame
 from tools.document import WorkflowDocument
 from tools.document.openfn.ids import slugify
 from tools.errors import PlanwrightError
@@ -107,23 +111,31 @@ class StoreWorkspace:
                 log.warning("could not release the turn lock of %s: %r", workflow_id, exc)
 
 
-class PlanTurnService:
-    """Starts and resumes plan turns; the recording and relaying are the turn service's."""
+class PlanTurnService(TurnServiceBase[PlanRuntime, None]):
+    """Starts plan turns and answers every confirmation (a workflow turn's goes to the turn
+    service); recording, relaying and resuming are :class:`TurnServiceBase`'s."""
+
+    lock_what = "project"
+    lock_subject = "plan turn"
+    lock_cancelled = _AT_PLAN
+    tags = ("plan",)
 
     def __init__(
         self,
         turns: TurnService,
-        runner: TurnRunner,
+        engine: TurnEngine,
         workflow_graph: CompiledStateGraph[Any, Any, Any, Any],
     ) -> None:
-        self.turns, self.runner, self.workflow_graph = turns, runner, workflow_graph
+        self.turns, self.engine, self.workflow_graph = turns, engine, workflow_graph
+        self.store, self.lock = turns.store, turns.lock
+        self.lock_ttl_s, self.max_queue = turns.lock_ttl_s, turns.max_queue
 
     async def project_of(self, session: SessionRecord) -> str:
         """The project a plan turn of ``session`` plans: the session's, or its workflow's."""
         if session.project_id is not None:
             return session.project_id
         assert session.workflow_id is not None  # a session is on a workflow or a project
-        workflow = await self.turns.store.get_workflow(session.workflow_id)
+        workflow = await self.store.get_workflow(session.workflow_id)
         if workflow is None:
             raise NotFoundError("The workflow no longer exists.")
         return workflow.project_id
@@ -162,34 +174,31 @@ class PlanTurnService:
             await send(error_frame(exc.code, exc.message))
             return
 
+        async def runtime() -> PlanRuntime:
+            return self._runtime(session, request.principal, project_id)
+
         async def work() -> ServerFrame | None:
             turn = await self._begin(request, project_id, mode)
-            async with finished_if_setup_fails(self.turns.store, turn["turn_id"]):
-                await send(TurnStartedFrame(turn_id=turn["turn_id"]))
-                trace = self.turns.tracer.turn(
-                    turn, session_id=session.id, user_id=request.principal.subject, tags=["plan"]
-                )
-                runtime = trace.runtime(self._runtime(session, request.principal, project_id))
-            events = trace.wrap(self.runner.start(turn, runtime))
-            return await self.turns.relay(events, turn["turn_id"], session, send, runtime.usage)
+            last, _ = await self.start_run(turn, session, request.principal, send, runtime)
+            return last
 
-        await self.turns.under_lock(
+        await self.under_lock(
             plan_lock_key(project_id),
             send,
             work,
-            what="project",
-            subject="plan turn",
-            cancelled=_AT_PLAN,
+            what=self.lock_what,
+            subject=self.lock_subject,
+            cancelled=self.lock_cancelled,
         )
 
     async def _begin(self, request: TurnRequest, project_id: str, mode: str | None) -> PlanInput:
-        store, session = self.turns.store, request.session
+        store, session = self.store, request.session
         project = await store.require_project(project_id)
         workflows = await store.list_project_workflows(project_id)
         turn_id = self.turns.new_id()
         history = await record_start(
             store,
-            self.runner,
+            self.engine,
             session,
             request.content,
             turn_id=turn_id,
@@ -219,12 +228,14 @@ class PlanTurnService:
 
     async def pending(self, session_id: str) -> tuple[str, dict[str, Any]] | None:
         """The paused turn of the session and what it waits for, plan review or not."""
-        turn = await self.turns.store.paused_turn(session_id)
+        turn = await self.store.paused_turn(session_id)
         if turn is None:
             return None
-        runner = self.runner if turn.workflow_id is None else self.turns.runner
-        pending = await runner.pending_confirmation(turn.id)
+        engine = self.engine if turn.workflow_id is None else self.turns.engine
+        pending = await engine.pending(turn.id)
         return None if pending is None else (turn.id, pending)
+
+    # --- answering a confirmation (TurnServiceBase.answer) ------------------------
 
     async def answer(
         self,
@@ -238,85 +249,38 @@ class PlanTurnService:
     ) -> None:
         """Answer whatever the session's paused turn waits for: a plan review resumes
         here, a workflow turn's confirmation in the turn service."""
-        turn = await self.turns.store.paused_turn(session.id)
+        turn = await self.store.paused_turn(session.id)
         if turn is not None and turn.workflow_id is not None:
-            await self.turns.resume(
+            await self.turns.answer(
                 session, principal, request_id, approved, send, feedback=feedback
             )
             return
         # A plan turn, or nothing paused: a project session has no workflow turn to resume.
-        pending = await self.runner.pending_confirmation(turn.id) if turn else None
-        if turn is None or pending is None or pending["request_id"] != request_id:
-            await send(
-                error_frame("no_pending_confirmation", f"Nothing is waiting for {request_id!r}.")
-            )
-            return
-        await self.resume(
-            session, principal, turn.id, approved, send, request_id=request_id, feedback=feedback
-        )
+        await self.answer_paused(turn, session, principal, request_id, approved, send, feedback)
 
-    async def resume(
-        self,
-        session: SessionRecord,
-        principal: Principal,
-        turn_id: str,
-        approved: bool,
-        send: Send,
-        *,
-        request_id: str,
-        feedback: str | None = None,
+    async def where(self, session: SessionRecord) -> str:
+        return await self.project_of(session)
+
+    def lock_key(self, where: str) -> str:
+        return plan_lock_key(where)
+
+    async def still_paused(self, session: SessionRecord, turn_id: str) -> bool:
+        # Checked again under the plan lock: a new message may have superseded the
+        # turn since ``answer`` looked, or another session's review built the project.
+        paused = await self.store.paused_turn(session.id)
+        return paused is not None and paused.id == turn_id
+
+    async def check_fresh(
+        self, session: SessionRecord, where: str, turn_id: str, request_id: str, state: Once
     ) -> None:
-        """Answer a plan review (``TurnService.resume`` hands plan turns here)."""
-        project_id = await self.project_of(session)
-        store = self.turns.store
-
-        async def work() -> ServerFrame | None:
-            # Checked again under the plan lock: a new message may have superseded the
-            # turn since ``answer`` looked, or another session's review built the project.
-            paused = await store.paused_turn(session.id)
-            if paused is None or paused.id != turn_id:
-                return error_frame(
-                    "no_pending_confirmation", f"Nothing is waiting for {request_id!r}."
-                )
-            await store.answer_confirmation(
-                turn_id,
-                request_id,
-                approved=approved,
-                answered_by=principal.author,
-                feedback=feedback,
+        current = await self.store.get_plan(where)
+        if current is None or current.request_id != request_id:
+            raise StaleAnswer(
+                "The project's plan changed while this was waiting (another review was "
+                "answered or a newer plan proposed); nothing was built. Ask again."
             )
-            current = await store.get_plan(project_id)
-            if current is None or current.request_id != request_id:
-                await store.finish_turn(turn_id, status="failed", error_code="stale")
-                await self.runner.forget(turn_id)
-                return error_frame(
-                    "stale_confirmation",
-                    "The project's plan changed while this was waiting (another review was "
-                    "answered or a newer plan proposed); nothing was built. Ask again.",
-                    turn_id,
-                )
-            await store.update_turn_status(turn_id, "running")
-            async with finished_if_setup_fails(store, turn_id):
-                state = await self.runner.state(turn_id)
-                trace = self.turns.tracer.turn(
-                    state,
-                    session_id=session.id,
-                    user_id=principal.subject,
-                    tags=["plan", "resumed"],
-                )
-                runtime = trace.runtime(self._runtime(session, principal, project_id))
-                earlier = await store.list_model_calls(turn_id)
-                runtime.usage = UsageLedger.resumed(c.usage() for c in earlier)
-            events = trace.wrap(self.runner.resume(turn_id, approved, runtime, feedback=feedback))
-            return await self.turns.relay(events, turn_id, session, send, runtime.usage)
 
-        await self.turns.under_lock(
-            plan_lock_key(project_id),
-            send,
-            work,
-            what="project",
-            subject="plan turn",
-            doing="resume",
-            turn_id=turn_id,
-            cancelled=_AT_PLAN,
-        )
+    async def resumed_runtime(
+        self, session: SessionRecord, principal: Principal, where: str, fresh: None
+    ) -> PlanRuntime:
+        return self._runtime(session, principal, where)

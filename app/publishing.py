@@ -21,8 +21,7 @@ import logging
 from collections import deque
 from dataclasses import dataclass
 
-from agents.events import workflow_event
-from agents.runtime import Commit
+from agents.api import Commit, workflow_event
 from app.bus.base import Event, EventBus
 from app.store import Store
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.testrun import DEFAULT_CACHE_DIR, LocalRunner, RunLimits, TestRunner
+from agents.api import DEFAULT_CACHE_DIR, LocalRunner, RunLimits, TestRunner
 from app.settings import Settings
 
 

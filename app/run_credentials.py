@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from agents.testrun.secrets import MASK, MIN_SECRET_CHARS, PUBLIC_CONFIGURATION_KEYS
+from agents.api import MASK, MIN_SECRET_CHARS, PUBLIC_CONFIGURATION_KEYS
 from tools.testrun import RunRequest, TestRun
 
 ADDRESS_KEYS = PUBLIC_CONFIGURATION_KEYS

@@ -25,8 +25,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
-from agents.events import RunProgressEvent
-from agents.testrun import ProgressCallback, TestRunner
+from agents.api import ProgressCallback, RunProgressEvent, TestRunner
 from app.auth import Principal
 from app.errors import ConflictError, NotFoundError
 from app.offload import off_loop

@@ -8,14 +8,17 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from agents.graph import build_graph
-from agents.models.base import ChatModel, ModelRole
-from agents.models.factory import token_counter
-from agents.plan.graph import build_plan_graph
-from agents.plan.runtime import build_checkpointer
-from agents.runner import TurnRunner
-from agents.runtime import AgentConfig
-from agents.tracing import LangfuseConfig, Tracer
+from agents.api import (
+    AgentConfig,
+    ChatModel,
+    LangfuseConfig,
+    ModelRole,
+    Tracer,
+    TurnEngine,
+    TurnRunner,
+    plan_build_graph,
+    token_counter,
+)
 from app.ai import build_models
 from app.auth import Authenticator
 from app.bus import make_bus
@@ -182,13 +185,13 @@ async def open_services(
             policy=RunPolicy.from_settings(settings),
             max_yaml_bytes=settings.max_yaml_bytes,
         )
-        runner = TurnRunner(build_graph(saver), keep_finished=False)
+        workflow_turns = TurnEngine.for_workflows(saver, tracer)
         models = models or build_models(settings)
         turns = TurnService(
             store=store,
             publisher=publisher,
             lock=lock,
-            runner=runner,
+            engine=workflow_turns,
             models=models,
             tokens=token_counter(models),
             tools=tools,
@@ -202,18 +205,13 @@ async def open_services(
             ),
             lock_ttl_s=settings.turn_lock_ttl_s,
             max_queue=settings.turn_queue_size,
-            tracer=tracer,
             prompt_loader=prompt_source.load if prompt_source else load_prompt,
         )
         turns.aids = runs  # the chat tool's runner and the last failed run for "fix it"
         stack.push_async_callback(turns.shutdown)
         # Plan turns pause for review in the shared checkpointer (any worker resumes them);
         # the workflow builds inside them run to their end, so memory holds theirs.
-        plans = PlanTurnService(
-            turns,
-            TurnRunner(build_plan_graph(saver), keep_finished=False),
-            build_graph(build_checkpointer()),
-        )
+        plans = PlanTurnService(turns, TurnEngine.for_plans(saver, tracer), plan_build_graph())
         yield Services(
             settings,
             Authenticator(settings),
@@ -222,7 +220,7 @@ async def open_services(
             lock,
             tools,
             turns,
-            runner,
+            workflow_turns.runner,
             publisher,
             plans,
             runs,

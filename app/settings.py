@@ -23,8 +23,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from agents.models.catalog import DEFAULT_MODEL_IDS, Provider, model_id_problem
-from agents.usage import DEFAULT_PRICES, ModelPrice
+from agents.api import DEFAULT_MODEL_IDS, DEFAULT_PRICES, ModelPrice, Provider, model_id_problem
 from tools.document.limits import DEFAULT_MAX_EDGES, DEFAULT_MAX_JOBS, DocumentLimits
 from tools.document.yaml_io import DEFAULT_MAX_BYTES
 

@@ -1,6 +1,7 @@
 """The turn lock around a turn's work: taken (or waited for in line, with ``queued``
 frames), held while the work runs, released before the work's last frame goes out.
-Shared by workflow turns, their answers and plan turns (:class:`app.turns.TurnService`)."""
+Shared by workflow turns, their answers and plan turns
+(:class:`app.turn_service.TurnServiceBase`)."""
 
 from __future__ import annotations
 

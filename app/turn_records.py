@@ -10,16 +10,16 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
-from agents.events import (
+from agents.api import (
     ConfirmEvent,
     MessageEvent,
     PlanProposedEvent,
     ProposalEvent,
     RouteEvent,
     TurnCompletedEvent,
+    TurnEngine,
+    UsageLedger,
 )
-from agents.runner import TurnRunner
-from agents.usage import UsageLedger
 from app.store import SessionRecord, Store
 from app.store.models import TurnStatus
 from app.unavailable import unavailable
@@ -33,7 +33,7 @@ Send = Callable[[ServerFrame], Awaitable[None]]
 
 async def record_start(
     store: Store,
-    runner: TurnRunner,
+    engine: TurnEngine,
     session: SessionRecord,
     content: str,
     *,
@@ -51,7 +51,7 @@ async def record_start(
     now, since nothing can resume them (best effort: a saver that fails leaves rows
     behind, never the turn unstarted). A question the session left unanswered is
     superseded by the new message; a plan review's proposal is withdrawn from the
-    project (``project_id``) with it. ``runner`` may be either graph's: both keep
+    project (``project_id``) with it. ``engine`` may be either graph's: both keep
     their checkpoints in one saver. If the message cannot be stored, the turn is
     marked failed (``setup_failed``) rather than left running.
     """
@@ -60,7 +60,7 @@ async def record_start(
     ]
     for dead in abandoned:
         try:
-            await runner.forget(dead)
+            await engine.forget(dead)
         except Exception:
             log.exception("could not delete the checkpoints of abandoned turn %s", dead)
     paused = await store.paused_turn(session.id)
@@ -68,7 +68,7 @@ async def record_start(
         await store.finish_turn(paused.id, status="cancelled", error_code="superseded")
         if paused.workflow_id is None:  # a plan review
             await store.withdraw_proposal(project_id, paused.id)
-        await runner.forget(paused.id)
+        await engine.forget(paused.id)
     await store.start_turn(
         turn_id, session_id=session.id, workflow_id=workflow_id, prompt_versions=prompt_versions
     )

@@ -19,31 +19,31 @@ from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agents.budget import MessageTooLongError, check_message
-from agents.models.base import ChatModel, ModelRole
-from agents.runner import TurnRunner
-from agents.runtime import AgentConfig, TurnRuntime, TurnTestRuns
-from agents.state import TurnInput
-from agents.tokens import TokenCounter, local_token_counter
-from agents.tracing import Tracer
-from agents.usage import UsageLedger
-from app.answers import answer_confirmation, answer_proposal
+from agents.api import (
+    AgentConfig,
+    ChatModel,
+    MessageTooLongError,
+    ModelRole,
+    TokenCounter,
+    TurnEngine,
+    TurnInput,
+    TurnRuntime,
+    TurnTestRuns,
+    check_message,
+    local_token_counter,
+)
+from app.answers import answer_proposal
 from app.auth import Principal
 from app.bus.base import TurnLock
 from app.errors import ConflictError, NotFoundError
 from app.offload import off_loop
 from app.publishing import Publisher, StoreCommitter
-from app.store import SessionRecord, Store
-from app.turn_lock import CANCELLED_BEFORE_START, TurnLocking
-from app.turn_records import (
-    AT_LAST_VERSION,
-    Send,
-    finished_if_setup_fails,
-    record_start,
-    relay_events,
-)
+from app.store import SessionRecord, Store, WorkflowRecord
+from app.turn_lock import CANCELLED_BEFORE_START
+from app.turn_records import AT_LAST_VERSION, Send, record_start
+from app.turn_service import Once, StaleAnswer, TurnServiceBase
 from app.warm import WarmDocuments
-from app.ws.protocol import ServerFrame, TurnStartedFrame, error_frame
+from app.ws.protocol import ServerFrame, error_frame
 from prompts import PromptTemplate, load_prompt
 from tools.base import ToolContext
 from tools.document import WorkflowDocument
@@ -76,30 +76,32 @@ class TurnAids(Protocol):
     async def last_failed_run(self, session: SessionRecord) -> str | None: ...
 
 
-class TurnService(TurnLocking):
+class TurnService(TurnServiceBase[TurnRuntime, WorkflowRecord]):
+    """Workflow turns: started here, answered and resumed as :class:`TurnServiceBase`
+    does, a review-mode proposal answered by :func:`app.answers.answer_proposal`."""
+
     def __init__(
         self,
         *,
         store: Store,
         publisher: Publisher,
         lock: TurnLock,
-        runner: TurnRunner,
+        engine: TurnEngine,
         models: Mapping[ModelRole, ChatModel],
         tools: ToolContext,
         config: AgentConfig,
         lock_ttl_s: float = 30.0,
         max_queue: int = 0,
-        tracer: Tracer | None = None,
         prompt_loader: Callable[[str, str | None], PromptTemplate] = load_prompt,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex,
         tokens: TokenCounter | None = None,
     ) -> None:
-        self.store, self.publisher, self.lock, self.runner = store, publisher, lock, runner
+        self.store, self.publisher, self.lock, self.engine = store, publisher, lock, engine
         self.models, self.tools, self.config = models, tools, config
         self.lock_ttl_s = lock_ttl_s
         self.max_queue = max_queue
         """Turns that may wait in line for a busy workflow (``app.bus.queue``)."""
-        self.tracer = tracer or Tracer(None)
+        self.tracer = engine.tracer
         self.prompt_loader = prompt_loader
         self.new_id = new_id
         self.tokens: TokenCounter = tokens or local_token_counter()
@@ -203,18 +205,15 @@ class TurnService(TurnLocking):
 
         async def work() -> ServerFrame | None:
             turn = await self._begin(request)
-            async with finished_if_setup_fails(self.store, turn["turn_id"]):
-                await send(TurnStartedFrame(turn_id=turn["turn_id"]))
-                trace = self.tracer.turn(
-                    turn, session_id=session.id, user_id=request.principal.subject
-                )
-                runtime = trace.runtime(
-                    await self.turn_runtime(
-                        session, request.principal, turn["yaml"], turn["version"]
-                    )
-                )
-            events = trace.wrap(self.runner.start(turn, runtime))
-            last = await self.relay(events, turn["turn_id"], session, send, runtime.usage)
+            last, runtime = await self.start_run(
+                turn,
+                session,
+                request.principal,
+                send,
+                lambda: self.turn_runtime(
+                    session, request.principal, turn["yaml"], turn["version"]
+                ),
+            )
             live = runtime.live_document()
             if turn.get("review") and live is not None and live[1] != turn["version"]:
                 # The parsed document is the draft, never a version: parse the head again
@@ -240,7 +239,7 @@ class TurnService(TurnLocking):
         turn_id = self.new_id()
         history = await record_start(
             self.store,
-            self.runner,
+            self.engine,
             session,
             request.content,
             turn_id=turn_id,
@@ -273,7 +272,7 @@ class TurnService(TurnLocking):
         turn = await self.store.paused_turn(session_id)
         if turn is None or turn.workflow_id is None:
             return None
-        pending = await self.runner.pending_confirmation(turn.id)
+        pending = await self.engine.pending(turn.id)
         if pending is None or "proposal" not in pending:
             return None
         return turn.id, pending
@@ -289,7 +288,9 @@ class TurnService(TurnLocking):
         """Answer a proposal (DESIGN §5c); see :func:`app.answers.answer_proposal`."""
         await answer_proposal(self, session, principal, request_id, accepted, send)
 
-    async def resume(
+    # --- answering a confirmation (TurnServiceBase.answer) ------------------------
+
+    async def answer(
         self,
         session: SessionRecord,
         principal: Principal,
@@ -299,16 +300,41 @@ class TurnService(TurnLocking):
         *,
         feedback: str | None = None,
     ) -> None:
-        """Answer a paused turn's confirmation; see :func:`app.answers.answer_confirmation`."""
-        await answer_confirmation(
-            self, session, principal, request_id, approved, send, feedback=feedback
-        )
+        """Resume the session's turn paused on confirmation ``request_id`` with the answer
+        (recorded before anything acts on it). A head that moved meanwhile closes it as
+        ``stale_confirmation`` with nothing done; a proposal is answered by a review."""
+        workflow_of(session)  # a project session has no workflow turn to answer
+        await super().answer(session, principal, request_id, approved, send, feedback=feedback)
 
-    async def relay(
-        self, events: Any, turn_id: str, session: SessionRecord, send: Send, usage: UsageLedger
-    ) -> ServerFrame | None:
-        """A turn's events relayed and recorded: :func:`app.turn_records.relay_events`."""
-        return await relay_events(self.store, events, turn_id, session, send, usage)
+    async def where(self, session: SessionRecord) -> str:
+        return workflow_of(session)
+
+    def refuse_answer(self, pending: Mapping[str, Any]) -> ServerFrame | None:
+        if "proposal" in pending:
+            return error_frame(
+                "proposal_pending",
+                "This is a proposal: answer it with a review (the changes to accept).",
+            )
+        return None
+
+    async def check_fresh(
+        self, session: SessionRecord, where: str, turn_id: str, request_id: str, state: Once
+    ) -> WorkflowRecord:
+        paused_at = (await state()).get("version")
+        workflow = await self.store.get_workflow(where)
+        if workflow is None or workflow.version != paused_at:
+            raise StaleAnswer(
+                "The workflow changed while this was waiting; nothing was removed. Ask again."
+            )
+        return workflow
+
+    async def resumed_runtime(
+        self, session: SessionRecord, principal: Principal, where: str, fresh: WorkflowRecord
+    ) -> TurnRuntime:
+        return await self.turn_runtime(session, principal, fresh.yaml, fresh.version)
+
+    def after_run(self, where: str, runtime: TurnRuntime) -> None:
+        self.keep_warm(where, runtime)
 
 
 def workflow_of(session: SessionRecord) -> str:

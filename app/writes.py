@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agents.runtime import Commit
+from agents.api import Commit
 from app.errors import NotFoundError, VersionConflictError
 from app.publishing import Publisher
 from app.store import Store

@@ -144,7 +144,9 @@ def anthropic_models() -> tuple[Mapping[ModelRole, ChatModel], dict[str, str]]:
 
     config = ModelConfig.from_env()
     if not config.uses_anthropic:
-        raise RuntimeError("--model anthropic needs ANTHROPIC_API_KEY")
+        raise RuntimeError(
+            "--model anthropic needs ANTHROPIC_API_KEY (or PLANWRIGHT_PROVIDER=bedrock|vertex)"
+        )
     ids: dict[str, str] = {role: model for role, model in config.model_ids.items()}
     return build_models(config), ids
 

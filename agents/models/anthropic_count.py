@@ -4,8 +4,11 @@ A text is counted as the one user message of a request to the planner's model,
 less what the same request costs around a one-token text (the message framing),
 so the counts of several texts add up to what they cost in a request. Counts are
 kept by digest for the process (a history message is counted once, not on every
-turn that sends it again). When the endpoint fails the local BPE count is used
-for that text and the failure is logged: a budget is an estimate, never a bill.
+turn that sends it again). On Vertex AI the SDK posts to the platform's
+``count-tokens:rawPredict`` with its ``anthropic_version``; Bedrock has no counting
+endpoint (the factory counts locally there). When the endpoint fails the local BPE
+count is used for that text and the failure is logged: a budget is an estimate, never
+a bill.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import logging
 
 from agents.models.anthropic import AnthropicModel
+from agents.models.providers import platform_options
 from agents.tokens import CachedCounts, LocalTokenCounter, local_token_counter
 
 __all__ = ["ApiTokenCounter"]
@@ -35,9 +39,11 @@ class ApiTokenCounter:
         self.name = f"messages.count_tokens ({model.model_for('planner')})"
 
     async def _request_tokens(self, text: str) -> int:
-        result = await self._model.client.messages.count_tokens(
+        client = self._model.client
+        result = await client.messages.count_tokens(
             model=self._model.model_for("planner"),
             messages=[{"role": "user", "content": text}],
+            **platform_options(client),
         )
         return int(result.input_tokens)
 

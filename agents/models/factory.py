@@ -118,33 +118,38 @@ def build_models(config: ModelConfig) -> dict[ModelRole, ChatModel]:
     does not serve, so a wrong id stops start-up instead of failing the first turn.
     """
     if config.uses_anthropic:
-        check_model_ids(config.model_ids)
-        if config.provider == "anthropic":
-            claude = AnthropicModel(
-                models=config.model_ids,
-                api_key=config.api_key,
-                base_url=config.base_url,
-                timeout=config.timeout_s,
-                max_retries=config.max_retries,
-                max_wait_s=config.max_wait_s,
-            )
-        else:
-            claude = AnthropicModel(
-                models=provider_ids(config.model_ids, config.provider),
-                timeout=config.timeout_s,
-                max_retries=config.max_retries,
-                max_wait_s=config.max_wait_s,
-                client=build_client(
-                    config.provider,
-                    config.cloud,
-                    timeout=config.timeout_s,
-                    max_retries=config.max_retries,
-                    max_wait_s=config.max_wait_s,
-                ),
-                owns_client=True,
-            )
-        return dict.fromkeys(ROLES, claude)
+        return dict.fromkeys(ROLES, claude_model(config))
     return offline_models()
+
+
+def claude_model(config: ModelConfig) -> AnthropicModel:
+    """Claude on ``config``'s provider with its ids (mapped to the provider's own), for
+    every role; raises :class:`~agents.models.catalog.UnknownModelError` for an id the
+    API does not serve. The service's models and the eval judge are both built here."""
+    check_model_ids(config.model_ids)
+    if config.provider == "anthropic":
+        return AnthropicModel(
+            models=config.model_ids,
+            api_key=config.api_key,
+            base_url=config.base_url,
+            timeout=config.timeout_s,
+            max_retries=config.max_retries,
+            max_wait_s=config.max_wait_s,
+        )
+    return AnthropicModel(
+        models=provider_ids(config.model_ids, config.provider),
+        timeout=config.timeout_s,
+        max_retries=config.max_retries,
+        max_wait_s=config.max_wait_s,
+        client=build_client(
+            config.provider,
+            config.cloud,
+            timeout=config.timeout_s,
+            max_retries=config.max_retries,
+            max_wait_s=config.max_wait_s,
+        ),
+        owns_client=True,
+    )
 
 
 def token_counter(models: Mapping[ModelRole, ChatModel]) -> TokenCounter:

@@ -7,8 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agents.events import ProposalChange, TurnUsage
-from agents.usage import PromptUse
+from agents.api import PromptUse, ProposalChange, TurnUsage
 from app.store.records import ConfirmationFields, VersionFields
 from app.text import ClientText
 from tools.plan import Contract, PlanDelta, PlanRecord, ProjectPlan

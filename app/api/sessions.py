@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, status
 
-from agents.events import ModelCallUsage, TurnUsage
+from agents.api import ModelCallUsage, TurnUsage
 from app.api import schemas
 from app.auth import Principal
 from app.deps import PrincipalDep, ServicesDep

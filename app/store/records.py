@@ -15,8 +15,7 @@ from typing import Self
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import RowMapping
 
-from agents.events import ModelCallUsage
-from agents.usage import PromptUse
+from agents.api import ModelCallUsage, PromptUse
 from app.store.models import MessageRole, TurnStatus
 from tools.testrun import TestRun
 

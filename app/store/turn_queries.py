@@ -18,8 +18,7 @@ from sqlalchemy import Executable, RowMapping, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from agents.events import ModelCallUsage, TurnUsage
-from agents.usage import PromptUse
+from agents.api import ModelCallUsage, PromptUse, TurnUsage
 from app.errors import ConflictError, NotFoundError
 from app.store.models import (
     TURN_STATUSES,

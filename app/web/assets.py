@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.testrun.install import OpenFnRuntimeUnavailable, install_pinned
+from agents.api import OpenFnRuntimeUnavailable, install_pinned
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "packages"
 _REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -23,7 +23,7 @@ from pydantic import (
     ValidationError,
 )
 
-from agents.events import (
+from agents.api import (
     ConfirmEvent,
     DeltaEvent,
     Event,

@@ -1,8 +1,11 @@
 """The LLM judge: a rubric from ``evals/rubrics/<name>.md`` applied by Claude.
 
-Used only when a model key is available (``ANTHROPIC_API_KEY``, optional
-``ANTHROPIC_BASE_URL``, model ``PLANWRIGHT_JUDGE_MODEL``); otherwise, and when
-the judge call itself fails, the result is ``skipped`` -- never passed.
+The judge's Claude is built by the model factory from the same configuration as
+the models under test (:meth:`ModelConfig.from_env`: ``ANTHROPIC_API_KEY`` /
+``ANTHROPIC_BASE_URL``, or ``PLANWRIGHT_PROVIDER=bedrock|vertex`` and its cloud
+settings), with its own model ``PLANWRIGHT_JUDGE_MODEL`` mapped to the provider's
+id. Without Claude (no key on the Claude API), and when the judge call itself fails,
+the result is ``skipped`` -- never passed.
 The judge answers through a forced ``grade`` tool call.
 """
 
@@ -10,14 +13,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import SecretStr
-
-from agents.models.anthropic import AnthropicModel
 from agents.models.base import ChatModel, ModelError, ModelRequest
+from agents.models.factory import ROLES, ModelConfig, claude_model
 from evals.execute import RunOutcome
 from evals.graders.base import GradeResult
 from evals.graders.structure import changed_paths
@@ -52,22 +53,25 @@ def load_rubric(name: str, directory: Path = RUBRICS_DIR) -> str:
 
 @dataclass
 class JudgeConfig:
-    api_key: SecretStr | None = None
-    base_url: str | None = None
+    """Where the judge's Claude runs (the models' configuration) and which model judges."""
+
+    models: ModelConfig = field(default_factory=ModelConfig)
     model: str = DEFAULT_JUDGE_MODEL
 
     @classmethod
     def from_env(cls) -> JudgeConfig:
-        key = os.environ.get("ANTHROPIC_API_KEY") or ""
         return cls(
-            api_key=SecretStr(key) if key else None,
-            base_url=os.environ.get("ANTHROPIC_BASE_URL") or None,
+            models=ModelConfig.from_env(),
             model=os.environ.get("PLANWRIGHT_JUDGE_MODEL") or DEFAULT_JUDGE_MODEL,
         )
 
     @property
     def available(self) -> bool:
-        return self.api_key is not None and bool(self.api_key.get_secret_value())
+        return self.models.uses_anthropic
+
+    def model_config(self) -> ModelConfig:
+        """The models' configuration with the judge's model in every role."""
+        return replace(self.models, model_ids=dict.fromkeys(ROLES, self.model), max_retries=2)
 
 
 def render_case(scenario: Scenario, outcome: RunOutcome) -> str:
@@ -100,12 +104,7 @@ class Judge:
         self.config = config
         self._model = model
         if model is None and config.available:
-            self._model = AnthropicModel(
-                models={"router": config.model, "planner": config.model, "job_code": config.model},
-                api_key=config.api_key,
-                base_url=config.base_url,
-                max_retries=2,
-            )
+            self._model = claude_model(config.model_config())
 
     @property
     def available(self) -> bool:
@@ -117,7 +116,9 @@ class Judge:
             return None
         name = f"judge:{rubric_name}"
         if self._model is None:
-            return GradeResult.skip(name, "no model key (ANTHROPIC_API_KEY): judge skipped")
+            return GradeResult.skip(
+                name, "no model key (ANTHROPIC_API_KEY or PLANWRIGHT_PROVIDER): judge skipped"
+            )
         request = ModelRequest(
             role="planner",
             system=load_rubric(rubric_name),

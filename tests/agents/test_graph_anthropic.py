@@ -65,9 +65,11 @@ async def test_timeout_fails_typed_and_leaves_the_document_committed(
 ) -> None:
     fake_anthropic.queue(
         tool_reply(("update_workflow", {"name": "Intake"})),
-        delay_reply(2.0, text_reply("too late")),
+        delay_reply(5.0, text_reply("too late")),
     )
-    rt = runtime_for(claude(fake_anthropic, timeout=0.3))
+    # The client timeout covers the first (instant) reply too, so it is generous enough to
+    # hold on a loaded machine and still far below the second reply's delay.
+    rt = runtime_for(claude(fake_anthropic, timeout=2.0))
     with pytest.raises(ModelTimeoutError):
         await run(rt.models["planner"], "rename the workflow", runtime=rt)
     committed = rt.committer.versions  # type: ignore[attr-defined]

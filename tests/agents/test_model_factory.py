@@ -168,3 +168,39 @@ def test_model_ids_are_mapped_per_provider_and_priced_back(
     for provider_id in (bedrock, vertex, f"global.{bedrock}"):
         assert api_model_id(provider_id).startswith(model_id)
         assert price_for(provider_id, DEFAULT_PRICES) == price_for(model_id, DEFAULT_PRICES)
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "vertex"])
+def test_a_retired_id_is_refused_at_start_up_on_every_provider(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, provider: str
+) -> None:
+    """Bedrock and Vertex need no Anthropic key, so their ids are checked without one."""
+    from pydantic import ValidationError
+
+    from agents.models import catalog
+    from app.settings import Settings
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(catalog, "today", lambda: TODAY)
+    with pytest.raises(ValidationError) as info:
+        Settings(anthropic_api_key=None, provider=provider, router_model="claude-sonnet-4-5")
+    assert "set PLANWRIGHT_ROUTER_MODEL=claude-sonnet-5-5" in str(info.value)
+
+
+def test_every_offered_id_maps_to_an_id_each_platform_serves_and_prices_back() -> None:
+    """Each current id, as Bedrock and Vertex name it, is one the strict fake answers
+    as that platform, and its usage is priced as the Claude API id."""
+    from agents.models.catalog import api_model_id, end_of_life, offered_model_ids
+    from agents.models.catalog import provider_model_id as on
+    from agents.usage import DEFAULT_PRICES, price_for
+    from tests.fakes.platforms import bedrock_ids, vertex_ids
+
+    current = [i for i in offered_model_ids(TODAY) if end_of_life(i) is None]
+    assert current
+    served = {"bedrock": bedrock_ids(), "vertex": vertex_ids()}
+    for model_id in current:
+        for provider, ids in served.items():
+            platform_id = on(model_id, provider)  # type: ignore[arg-type]
+            assert platform_id in ids, (provider, model_id, platform_id)
+            assert api_model_id(platform_id) in (model_id, ids[platform_id])
+            assert price_for(platform_id, DEFAULT_PRICES) == price_for(model_id, DEFAULT_PRICES)

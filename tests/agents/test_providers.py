@@ -207,3 +207,110 @@ async def test_the_retry_after_cap_holds_on_every_provider(
     await model.aclose()
     assert info.value.details["retry_after_s"] == 900
     assert len(cloud.requests) == 1  # neither waited out nor retried
+
+
+async def test_a_turn_on_bedrock_with_an_api_key_sends_it_as_a_bearer_token(
+    cloud: FakeCloudServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``AWS_BEARER_TOKEN_BEDROCK`` (a Bedrock API key) instead of SigV4: the SDK sends
+    it as ``Authorization: Bearer``, and the fake checks it the way Bedrock does."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", *AWS_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", cloud.bedrock_api_key)
+    await _a_turn_runs_and_is_cached_and_priced(cloud, bedrock(cloud))
+    assert {r.headers["authorization"] for r in cloud.requests} == {
+        f"Bearer {cloud.bedrock_api_key}"
+    }
+    assert all("x-amz-date" not in r.headers for r in cloud.requests)  # not signed
+
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "ABSK-someone-elses-key")
+    model = bedrock(cloud)
+    with pytest.raises(ModelError) as info:
+        await run(model, "hello")
+    await model.aclose()
+    assert info.value.details["status"] == 403
+
+
+async def test_on_vertex_budgets_are_counted_by_its_count_tokens_endpoint(
+    cloud: FakeCloudServer,
+) -> None:
+    from agents.models.anthropic_count import ApiTokenCounter
+    from agents.models.factory import token_counter
+    from agents.tokens import local_token_counter
+
+    text = "Fetch the referral from the clinic portal, then check the member's coverage."
+    model = vertex(cloud)
+    counter = token_counter({"router": model, "planner": model, "job_code": model})
+    assert isinstance(counter, ApiTokenCounter)
+    assert await counter.count(text) == local_token_counter().count_now(text)
+    await model.aclose()
+    probe, counted = cloud.count_tokens_requests
+    assert cloud.requests == [] and cloud.rejected == []
+    for request in (probe, counted):
+        assert request.path == (
+            f"/v1/projects/{cloud.vertex_project}/locations/{cloud.vertex_region}"
+            "/publishers/anthropic/models/count-tokens:rawPredict"
+        )
+        assert request.headers["authorization"] == f"Bearer {cloud.vertex_token}"
+        assert request.json["anthropic_version"] == VERTEX_VERSION
+        assert request.json["model"] == "claude-opus-4-5@20251101"  # the body names it
+    assert counted.json["messages"] == [{"role": "user", "content": text}]
+
+
+async def test_vertex_counting_is_as_strict_as_vertex(cloud: FakeCloudServer) -> None:
+    """The SDK's own ``anthropic_version`` default, a token that is not the fake's, or an
+    API id where a Vertex id belongs are refused as Vertex refuses them."""
+    import anthropic
+
+    model = vertex(cloud)
+    client = model.client
+    message = [{"role": "user", "content": "hi"}]
+    with pytest.raises(anthropic.BadRequestError, match="anthropic_version"):
+        await client.messages.count_tokens(model="claude-opus-4-5@20251101", messages=message)  # type: ignore[arg-type]
+    with pytest.raises(anthropic.NotFoundError):
+        await client.messages.count_tokens(
+            model="claude-opus-4-5",
+            messages=message,  # type: ignore[arg-type]
+            extra_body={"anthropic_version": VERTEX_VERSION},
+        )
+    await model.aclose()
+    stranger = vertex(cloud, token="ya29.someone-else")
+    with pytest.raises(anthropic.AuthenticationError):
+        await stranger.client.messages.count_tokens(
+            model="claude-opus-4-5@20251101",
+            messages=message,  # type: ignore[arg-type]
+            extra_body={"anthropic_version": VERTEX_VERSION},
+        )
+    await stranger.aclose()
+
+
+async def test_on_bedrock_budgets_are_counted_locally_with_the_shipped_tokenizer(
+    cloud: FakeCloudServer, aws_credentials: None
+) -> None:
+    """Bedrock has no counting endpoint the SDK reaches: budgets use the local BPE, and a
+    turn whose message is counted sends Bedrock nothing but its model calls."""
+    import anthropic
+
+    from agents.models.factory import token_counter
+    from agents.tokens import LOCAL_TOKENIZER, LocalTokenCounter
+    from tests.agents.helpers import runtime_for
+
+    model = bedrock(cloud)
+    counter = token_counter({"router": model, "planner": model, "job_code": model})
+    assert isinstance(counter, LocalTokenCounter) and counter.name == LOCAL_TOKENIZER
+    with pytest.raises(anthropic.AnthropicError, match="not supported in Bedrock"):
+        await model.client.messages.count_tokens(model="m", messages=[])
+    cloud.queue(text_reply("It fetches referrals."))
+    runtime = runtime_for(model, max_message_tokens=200)
+    runtime.tokens = counter
+    history = [
+        {"role": "user", "content": "what triggers it?"},
+        {"role": "assistant", "content": "A webhook."},
+    ]
+    outcome = await run(model, "what does each step do " * 12, history=history, runtime=runtime)
+    await model.aclose()
+    assert outcome.of("message")[-1]["text"] == "It fetches referrals."
+    assert cloud.count_tokens_requests == [] and cloud.rejected == []
+    (request,) = cloud.requests
+    assert request.path.endswith("/invoke-with-response-stream")
+    assert request.json["messages"][0]["content"] == "what triggers it?"  # history sent

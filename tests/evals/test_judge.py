@@ -5,17 +5,21 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr
 
+from agents.models.factory import ModelConfig
+from agents.models.providers import CloudSettings
 from evals.graders import grade, run_passed
 from evals.graders.judge import Judge, JudgeConfig, load_rubric, render_case
 from evals.scenario import SCENARIOS_DIR, load_scenarios
 from tests.evals.helpers import REFERRAL, edited, outcome, scenario
 from tests.fakes.anthropic_server import FakeAnthropicServer, error_reply, text_reply, tool_reply
+from tests.fakes.platforms import VERTEX_VERSION, FakeCloudServer
 
 RENAME = ("update_jobs", {"jobs": [{"key": "send-sms", "name": "Text patient"}]})
 
 
 def _judge(server: FakeAnthropicServer) -> Judge:
-    return Judge(JudgeConfig(SecretStr("test-key"), server.base_url, model="claude-haiku-4-5"))
+    models = ModelConfig(api_key=SecretStr("test-key"), base_url=server.base_url)
+    return Judge(JudgeConfig(models, model="claude-haiku-4-5"))
 
 
 async def test_judge_is_skipped_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -118,3 +122,60 @@ async def test_anthropic_run_with_the_judge_against_the_fake_server(
     assert run.model_ids["planner"]
     planner, judge = fake_anthropic_env.requests
     assert planner.tools and judge.tool_choice == {"type": "tool", "name": "grade"}
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "vertex"])
+async def test_the_judge_runs_on_the_configured_provider(
+    provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``PLANWRIGHT_PROVIDER`` reaches the judge: built by the model factory from the same
+    configuration as the models under test, its own model mapped to the provider's id."""
+    for name in ("ANTHROPIC_API_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+    with FakeCloudServer() as cloud:
+        monkeypatch.setenv("PLANWRIGHT_PROVIDER", provider)
+        monkeypatch.setenv("PLANWRIGHT_JUDGE_MODEL", "claude-haiku-4-5")
+        if provider == "bedrock":
+            monkeypatch.setenv("AWS_ACCESS_KEY_ID", cloud.aws_access_key)
+            monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", cloud.aws_secret_key)
+            monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+            monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+            monkeypatch.setenv("PLANWRIGHT_CLOUD_REGION", cloud.aws_region)
+            monkeypatch.setenv("PLANWRIGHT_CLOUD_BASE_URL", cloud.base_url)
+        else:
+            monkeypatch.setenv("PLANWRIGHT_CLOUD_REGION", cloud.vertex_region)
+            monkeypatch.setenv("PLANWRIGHT_VERTEX_PROJECT_ID", cloud.vertex_project)
+            monkeypatch.setenv("PLANWRIGHT_VERTEX_ACCESS_TOKEN", cloud.vertex_token)
+            monkeypatch.setenv("PLANWRIGHT_CLOUD_BASE_URL", cloud.vertex_base_url)
+        config = JudgeConfig.from_env()
+        assert config.models.provider == provider and config.available  # no Anthropic key
+        cloud.queue(tool_reply(("grade", {"score": 5, "passed": True, "comment": "Exact."})))
+        judge = Judge(config)
+        result = await judge.grade(scenario({"rubric": "general"}), outcome(REFERRAL))
+        assert result is not None and result.passed and not result.skipped
+        assert cloud.rejected == [] and cloud.errors == []
+        (request,) = cloud.requests
+        if provider == "bedrock":
+            assert request.path == (
+                "/model/anthropic.claude-haiku-4-5-20251001-v1:0/invoke-with-response-stream"
+            )
+            assert request.headers["authorization"].startswith("AWS4-HMAC-SHA256 ")
+        else:
+            assert request.path.endswith(
+                "/publishers/anthropic/models/claude-haiku-4-5@20251001:streamRawPredict"
+            )
+            assert request.headers["authorization"] == f"Bearer {cloud.vertex_token}"
+            assert request.json["anthropic_version"] == VERTEX_VERSION
+        assert request.json["tool_choice"] == {"type": "tool", "name": "grade"}
+
+
+def test_a_judge_model_the_api_does_not_serve_stops_the_judge_being_built() -> None:
+    from agents.models.catalog import UnknownModelError
+
+    models = ModelConfig(
+        provider="vertex",
+        cloud=CloudSettings(region="us-east5", project_id="p", access_token=SecretStr("t")),
+    )
+    with pytest.raises(UnknownModelError, match="not a known model id"):
+        Judge(JudgeConfig(models, model="claude-made-up-9"))

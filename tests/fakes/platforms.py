@@ -8,7 +8,11 @@ that also answers each platform's own paths, auth and framing, the way the
   ``/model/{model id}/invoke-with-response-stream``. The request must carry an AWS
   SigV4 ``Authorization`` header for the fake's access key, region and service
   ``bedrock``, and the signature is checked (403 ``InvalidSignatureException``
-  otherwise). The body has no ``model`` and no ``stream`` (the path says both) and an
+  otherwise), or a Bedrock API key as ``Authorization: Bearer <key>`` (what the SDK
+  sends for ``AWS_BEARER_TOKEN_BEDROCK``; another key is 403
+  ``UnrecognizedClientException``). Bedrock has no token-counting path the SDK can
+  reach (its client refuses ``count_tokens``), so the fake has none either. The body
+  has no ``model`` and no ``stream`` (the path says both) and an
   ``anthropic_version``: ``bedrock-2023-05-31``; the SDK's own default API version
   is refused for ARN-versioned ids (``...-v1:0``, ``...-v1``), as Anthropic's Bedrock
   page warns. A stream answers in AWS event-stream framing: one ``chunk`` event per
@@ -18,7 +22,10 @@ that also answers each platform's own paths, auth and framing, the way the
   {model id}:rawPredict`` (``:streamRawPredict`` answers SSE, as the Claude API does),
   ``Authorization: Bearer <the fake's access token>`` (401 ``UNAUTHENTICATED``
   otherwise), the project and region the fake was given, no ``model`` in the body and
-  ``anthropic_version: vertex-2023-10-16``.
+  ``anthropic_version: vertex-2023-10-16``. Token counting is ``POST .../publishers/
+  anthropic/models/count-tokens:rawPredict`` with the same auth and version and the
+  Vertex model id in the body's ``model``; it answers ``{"input_tokens": N}`` counted
+  as on the Claude API (listed in ``count_tokens_requests``).
 
 Model ids are the platforms' own (from Anthropic's "model ids and versions" page):
 Bedrock ``anthropic.<dated id>-v1:0`` for dated models, ``anthropic.claude-opus-4-6-v1``,
@@ -43,6 +50,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.cache import estimate_input_tokens
 from tests.fakes.models import known_models
 from tests.fakes.recording import RecordedRequest
 from tests.fakes.rules import check_request
@@ -136,6 +144,7 @@ class FakeCloudServer(FakeAnthropicServer):
         aws_access_key: str = "AKIDFAKEPLANWRIGHT",
         aws_secret_key: str = "fake-secret-key-for-tests-only",
         aws_region: str = "us-east-1",
+        bedrock_api_key: str = "ABSKZmFrZS1iZWRyb2NrLWFwaS1rZXk=",
         vertex_token: str = "ya29.fake-vertex-token",
         vertex_project: str = "planwright-test",
         vertex_region: str = "us-east5",
@@ -146,6 +155,7 @@ class FakeCloudServer(FakeAnthropicServer):
             aws_secret_key,
             aws_region,
         )
+        self.bedrock_api_key = bedrock_api_key
         self.vertex_token, self.vertex_project, self.vertex_region = (
             vertex_token,
             vertex_project,
@@ -168,12 +178,17 @@ class FakeCloudServer(FakeAnthropicServer):
     async def _bedrock(self, request: Request) -> Response:
         recorded = await self._record(request, self._requests)
         request_id = self._next_request_id()
-        denied = self._sigv4_problem(request, recorded)
+        auth = recorded.headers.get("authorization", "")
+        if auth.startswith("Bearer "):
+            denied = None if auth == f"Bearer {self.bedrock_api_key}" else "Invalid API Key"
+            kind = "UnrecognizedClientException"
+        else:
+            denied, kind = self._sigv4_problem(request, recorded), "InvalidSignatureException"
         if denied is not None:
             return JSONResponse(
                 {"message": denied},
                 status_code=403,
-                headers={"x-amzn-errortype": "InvalidSignatureException", "request-id": request_id},
+                headers={"x-amzn-errortype": kind, "request-id": request_id},
             )
         model_id = request.path_params["model_id"]
         api_id = bedrock_ids().get(model_id)
@@ -253,7 +268,10 @@ class FakeCloudServer(FakeAnthropicServer):
     # -- Vertex AI ---------------------------------------------------------- #
 
     async def _vertex(self, request: Request) -> Response:
-        recorded = await self._record(request, self._requests)
+        counting = request.path_params["call"] == "count-tokens:rawPredict"
+        recorded = await self._record(
+            request, self._count_tokens_requests if counting else self._requests
+        )
         request_id = self._next_request_id()
         if recorded.api_key != self.vertex_token:
             return JSONResponse(
@@ -270,6 +288,8 @@ class FakeCloudServer(FakeAnthropicServer):
         model_id, _, method = params["call"].rpartition(":")
         if (params["project"], params["region"]) != (self.vertex_project, self.vertex_region):
             return self._error(request_id, 404, "not_found_error", "no such project or location")
+        if counting:
+            return self._vertex_count(recorded, request_id)
         api_id = vertex_ids().get(model_id)
         if api_id is None or method not in ("rawPredict", "streamRawPredict"):
             return self._error(request_id, 404, "not_found_error", f"no Vertex model {model_id}")
@@ -286,6 +306,31 @@ class FakeCloudServer(FakeAnthropicServer):
                 f"{method} with stream={body.get('stream')}",
             )
         return await self._answer(recorded, body, api_id, streaming, request_id)
+
+    def _vertex_count(self, recorded: RecordedRequest, request_id: str) -> Response:
+        """``count-tokens:rawPredict``: the model is the body's (a Vertex id), not the path's."""
+        body = recorded.json
+        if not isinstance(body, dict):
+            return self._error(request_id, 400, "invalid_request_error", "expected a JSON object")
+        version = body.get("anthropic_version")
+        if version != VERTEX_VERSION:
+            message = f"anthropic_version: {version!r} is not supported (use {VERTEX_VERSION!r})"
+            return self._error(request_id, 400, "invalid_request_error", message)
+        api_id = vertex_ids().get(str(body.get("model")))
+        if api_id is None:
+            message = f"no Vertex model {body.get('model')!r}"
+            return self._error(request_id, 404, "not_found_error", message)
+        # count_tokens takes the message body without max_tokens (and never streams).
+        first_party = {k: v for k, v in body.items() if k != "anthropic_version"}
+        failed = check_request({**first_party, "model": api_id, "max_tokens": 1})
+        if failed is not None:
+            with self._lock:
+                self._rejected.append(failed)
+            return self._error(request_id, *failed)
+        return JSONResponse(
+            {"input_tokens": estimate_input_tokens(first_party)},
+            headers={"request-id": request_id},
+        )
 
     # -- shared ------------------------------------------------------------- #
 

@@ -79,3 +79,47 @@ def test_a_turn_runs_on_the_configured_provider(
     assert done["usage"]["cost_usd"] > 0  # priced from the one table
     calls = detail["turns"][0]["usage"]["calls"]
     assert calls[1]["cache_read_input_tokens"] > 0  # the same cache breakpoints
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "vertex"])
+def test_the_history_of_a_second_turn_is_counted_where_the_provider_counts(
+    provider: str,
+    cloud: FakeCloudServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    database_url: str,
+) -> None:
+    """The service counts a follow-up's history with Vertex's counting endpoint, and on
+    Bedrock (which has none) locally: nothing but model calls reaches Bedrock."""
+    from tests.fakes.platforms import VERTEX_VERSION
+
+    settings = make_settings(
+        tmp_path,
+        database_url,
+        provider=provider,
+        model_max_retries=0,
+        **_provider_settings(provider, cloud, monkeypatch),
+    )
+    cloud.queue(text_reply("A webhook starts it."), text_reply("Then it checks coverage."))
+    with TestClient(create_app(settings)) as client:
+        _, session_id = setup(client)
+        with connect(client, session_id) as ws:
+            ws.send_json(turn("what starts this workflow?"))
+            until(ws, "turn.completed")
+            ws.send_json(turn("and what happens next?"))
+            until(ws, "turn.completed")
+    assert cloud.rejected == [] and cloud.errors == [] and cloud.pending == 0
+    follow_up = cloud.requests[-1]
+    assert [m["role"] for m in follow_up.json["messages"]][:2] == ["user", "assistant"]
+    counted = cloud.count_tokens_requests
+    if provider == "bedrock":
+        assert counted == []
+        return
+    assert counted  # the history was counted by Vertex
+    for request in counted:
+        assert request.path.endswith("/publishers/anthropic/models/count-tokens:rawPredict")
+        assert request.json["anthropic_version"] == VERTEX_VERSION
+        assert request.json["model"] == "claude-opus-4-5@20251101"
+    assert {"what starts this workflow?", "A webhook starts it."} <= {
+        r.json["messages"][0]["content"] for r in counted
+    }
