@@ -16,8 +16,7 @@ from starlette.testclient import WebSocketTestSession
 
 from agents.models.pause import MAX_CONTINUATIONS
 from app.main import create_app
-from tests.app.service.conftest import EDITOR, auth, make_settings
-from tests.app.service.test_ws_chat import connect, setup, turn
+from tests.app.service.helpers import EDITOR, auth, connect, make_settings, setup, turn
 from tests.fakes.anthropic_server import (
     FakeAnthropicServer,
     delay_reply,
