@@ -14,9 +14,7 @@ MAX_CREDENTIAL_LENGTH = 200
 
 class JobUpdate(ToolArgs):
     key: str = Field(description="Key of the step to change.")
-    new_key: str | None = Field(
-        None, description="New key; edges and cron cursors that point at the step follow it."
-    )
+    new_key: str | None = Field(None, description="New key; its edges and cron cursors follow.")
     name: str | None = Field(None, description="New display name.")
     adaptor: str | None = Field(
         None,
