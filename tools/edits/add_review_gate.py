@@ -41,15 +41,13 @@ WEBHOOK_PREFIX = "/i/"
 
 
 class AddReviewGateArgs(ToolArgs):
-    """Add a human review gate (review, approval, sign-off, escalation). A run cannot
-    pause, so a gate has two parts. 'raise': after step `after`, a step posts the case
-    (state.data) to the review queue (http, credential 'review-queue') with the reviewer
-    and the webhook path for the decision; the run ends there, so `after` has no other
-    on-success step unless the gate is an escalation (`when` or `on_failure`). 'resume':
-    in the decision workflow the trigger becomes the webhook at `resume_path`, a step
-    reads the decision ('approved' | 'rejected' | 'corrected', the case, corrected
-    fields) and guarded branches lead to `on_approved`, `on_rejected` and, after merging
-    the corrections, `on_corrected`. Those steps must exist first."""
+    """Add a human review gate (review, approval, sign-off, escalation) in two parts, as
+    a run cannot pause. 'raise': after `after`, a step posts the case to the review queue
+    (credential 'review-queue') and the run ends, so `after` has no other on-success step
+    unless it is an escalation (`when`, `on_failure`). 'resume': in the decision
+    workflow, the webhook at `resume_path` starts a step reading the decision
+    (approved, rejected, corrected) with guarded branches to `on_approved`,
+    `on_rejected` and `on_corrected`; those steps must exist first."""
 
     part: Literal["raise", "resume"] = Field(
         description="'raise' where the review happens; 'resume' in the workflow that "

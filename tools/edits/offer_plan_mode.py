@@ -20,11 +20,9 @@ OFFER: Final[Literal["plan"]] = "plan"
 
 
 class OfferPlanModeArgs(ToolArgs):
-    """In an editing session, for a message describing several separate processes (each
-    with its own trigger and steps, e.g. a section per process): call this with their
-    names instead of building one workflow. Nothing changes; the user is offered plan
-    mode (one workflow per process, reviewed first). Not for one process with branches
-    or many steps."""
+    """For a message describing several separate processes (each with its own trigger
+    and steps), instead of building one workflow: offers the user plan mode (one
+    workflow per process). Changes nothing. Not for one process with branches."""
 
     processes: list[Annotated[str, Field(min_length=1, max_length=120)]] = Field(
         min_length=2,

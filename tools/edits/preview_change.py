@@ -33,10 +33,8 @@ REPORT = "\nThe {tool} call would report: "
 
 class PreviewChangeArgs(ToolArgs):
     """What an edit would do: runs one edit tool's call on a copy and answers with its
-    impact (steps and triggers removed, steps no trigger reaches any more, connections
-    removed or disabled, a trigger's type changed) and what it would change. Changes
-    nothing (read-only sessions too). For "what happens if I remove X?", "what would
-    break if ...", instead of working the graph out yourself."""
+    impact (steps and triggers removed, steps left unreachable, connections removed or
+    disabled, a trigger's type changed). Changes nothing; works in read-only sessions."""
 
     tool: str = Field(
         min_length=1,

@@ -11,10 +11,9 @@ from tools.testrun import SampleResponse
 
 
 class TestRunArgs(ToolArgs):
-    """Run the workflow as it is now in OpenFn's runtime on a sample input: which steps
-    ran, what each produced, which branch each decision took, where it failed. Each
-    HTTP call a step makes gets the matching sample response (none matching: an error);
-    nothing leaves the machine and nothing changes. For "test it", "run it"."""
+    """Run the workflow in OpenFn's runtime on a sample input: which steps ran, what each
+    produced, which branch each decision took, where it failed. HTTP calls get the
+    matching sample response (else an error); nothing leaves the machine or changes."""
 
     __test__ = False
 
