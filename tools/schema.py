@@ -28,7 +28,10 @@ def _optional(node: dict[str, Any]) -> dict[str, Any]:
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON schema with ``$ref``s inlined, titles dropped and optional fields
     written as their type (:func:`_optional`). The top-level description is left out:
-    the tool's own description says it."""
+    the tool's own description says it. So is a nested model's docstring: the field
+    that holds it describes it (a ``$ref``'s sibling keys, the field's own description
+    among them, are kept), and the docstring would be repeated in every tool that
+    nests the model."""
     schema = model.model_json_schema()
     defs = schema.pop("$defs", {})
     schema.pop("description", None)
@@ -36,7 +39,10 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     def inline(node: Any) -> Any:
         if isinstance(node, dict):
             if "$ref" in node:
-                return inline(defs[node["$ref"].rsplit("/", 1)[-1]])
+                target = defs[node["$ref"].rsplit("/", 1)[-1]]
+                nested = {k: v for k, v in target.items() if k != "description"}
+                siblings = {k: v for k, v in node.items() if k != "$ref"}
+                return inline({**nested, **siblings})
             # "title" annotations only; a property *named* title maps to a dict.
             return _optional(
                 {k: inline(v) for k, v in node.items() if not (k == "title" and isinstance(v, str))}

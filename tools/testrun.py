@@ -29,17 +29,17 @@ class SampleResponse(_Model):
         min_length=1,
         max_length=10,
         pattern=r"^[A-Za-z]+$",
-        description="The HTTP method it answers (GET, POST, ...; case does not matter).",
+        description="HTTP method (any case).",
     )
     url: str = Field(
         min_length=1,
         max_length=2000,
-        description="The absolute URL it answers; ending in *, every URL with that prefix.",
+        description="Absolute URL; ending in *, a prefix.",
     )
-    status: int = Field(200, ge=100, le=599, description="The HTTP status it answers with.")
-    body: Any = Field(None, description="The JSON body it answers with (a string is text).")
+    status: int = Field(200, ge=100, le=599, description="HTTP status.")
+    body: Any = Field(None, description="JSON body (a string is text).")
     headers: dict[str, str] = Field(
-        default_factory=dict, description="Response headers, if the step reads any."
+        default_factory=dict, description="Headers, if the step reads any."
     )
 
 

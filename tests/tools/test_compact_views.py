@@ -4,9 +4,10 @@ type, the adaptor list names bare adaptors together."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from agents.runtime import TurnRuntime, _says_only_its_name
 from tools.document import WorkflowDocument
@@ -78,6 +79,25 @@ def test_optional_fields_are_written_as_their_type_and_left_out_of_required() ->
     assert schema["properties"]["label"] == {"type": "string"}
     assert "anyOf" in schema["properties"]["count"]  # default 3: not rewritten
     assert _Args.model_validate({"name": "x"}).label is None  # omission still means None
+
+
+class _Nested(BaseModel):
+    """A docstring every tool that nests this model would repeat."""
+
+    key: str
+
+
+class _Holder(BaseModel):
+    one: _Nested = Field(description="The one the field is about.")
+    many: list[_Nested]
+
+
+def test_a_nested_models_docstring_is_left_out_and_the_fields_description_kept() -> None:
+    schema: dict[str, Any] = input_schema(_Holder)
+    assert "docstring" not in json.dumps(schema)
+    assert schema["properties"]["one"]["description"] == "The one the field is about."
+    assert schema["properties"]["one"]["properties"] == {"key": {"type": "string"}}
+    assert schema["properties"]["many"]["items"]["required"] == ["key"]
 
 
 def test_adaptors_whose_description_is_only_their_name_are_named_together() -> None:

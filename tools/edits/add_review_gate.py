@@ -41,49 +41,36 @@ WEBHOOK_PREFIX = "/i/"
 
 
 class AddReviewGateArgs(ToolArgs):
-    """Add a human review gate (review, approval, sign-off, escalation). OpenFn cannot
-    pause a run, so a gate has two parts, each added to the workflow where it runs.
-    part 'raise': after step `after`, a step posts the case (state.data) to the review
-    queue with language-http (credential 'review-queue', baseUrl = the queue) naming the
-    reviewer and the webhook path the decision comes back to. The run ends there, so
-    `after` must have no other on-success step, unless the gate is an escalation: `when`
-    (a JavaScript check) or `on_failure` (when `after` fails). part 'resume': in the
-    decision workflow, the trigger becomes the webhook at `resume_path`, a step 'Read
-    <reviewer> decision' checks the payload {decision: 'approved' | 'rejected' |
-    'corrected', case: {...}, corrected?: {...}}, and guarded branches lead to
-    `on_approved`, `on_rejected`, and for 'corrected' to a step that merges the corrected
-    fields into the case and goes on to `on_corrected` (or `on_approved`). Those steps
-    must already exist (add them first)."""
+    """Add a human review gate (review, approval, sign-off, escalation) in two parts, as
+    a run cannot pause. 'raise': after `after`, a step posts the case to the review queue
+    (credential 'review-queue') and the run ends, so `after` has no other on-success step
+    unless it is an escalation (`when`, `on_failure`). 'resume': in the decision
+    workflow, the webhook at `resume_path` starts a step reading the decision
+    (approved, rejected, corrected) with guarded branches to `on_approved`,
+    `on_rejected` and `on_corrected`; those steps must exist first."""
 
     part: Literal["raise", "resume"] = Field(
-        description="'raise' in the workflow where the review happens; 'resume' in the "
-        "workflow that continues once the decision arrives."
+        description="'raise' where the review happens; 'resume' in the workflow that "
+        "continues on the decision."
     )
-    reviewer: str = Field(
-        description="Who reviews, as the user said it: 'coordinator', 'supervisor'."
-    )
+    reviewer: str = Field(description="Who reviews, in the user's words: 'coordinator'.")
     subject: str = Field(description="What is reviewed, e.g. 'referral'.")
     resume_path: str = Field(
-        description="Webhook path the decision is posted to (letters, digits, '-', '_'), "
-        "the same in both parts, e.g. 'referral-intake-review'."
+        description="Webhook path of the decision (letters, digits, '-', '_'), the same in "
+        "both parts."
     )
     after: str | None = Field(None, description="raise: key of the step whose result is reviewed.")
     when: str | None = Field(
         None,
-        description="raise: JavaScript check over state for an escalation (raise only when "
-        "it holds), e.g. \"state.data.status !== 'active'\"; the success guard is added.",
+        description="raise: escalate only when this JavaScript check over state holds "
+        "(the success guard is added).",
     )
-    on_failure: bool = Field(
-        False, description="raise: escalate when `after` fails (instead of on its success)."
-    )
+    on_failure: bool = Field(False, description="raise: escalate when `after` fails.")
     on_approved: str | None = Field(None, description="resume: key of the step run on approval.")
-    on_rejected: str | None = Field(
-        None, description="resume: key of the step run on rejection (e.g. notify the sender)."
-    )
+    on_rejected: str | None = Field(None, description="resume: key of the step run on rejection.")
     on_corrected: str | None = Field(
         None,
-        description="resume: key of the step the corrected case goes to (e.g. validation "
-        "again); defaults to on_approved.",
+        description="resume: key of the step a corrected case goes to (default on_approved).",
     )
 
     @model_validator(mode="after")

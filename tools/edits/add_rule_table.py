@@ -26,7 +26,7 @@ _FIELD = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
 
 class RuleRow(ToolArgs):
-    """One row: a type and what it requires."""
+    """A type and what it requires."""
 
     when: str = Field(min_length=1, description="The type, as the data spells it: 'orthopedic'.")
     requires: list[str] = Field(
@@ -34,28 +34,23 @@ class RuleRow(ToolArgs):
     )
     not_required: list[str] = Field(
         default_factory=list,
-        description="What the user said this type does not need ('no labs'): kept in the "
-        "table so a reader sees it, never checked as missing.",
+        description="What the user said it does not need ('no labs'); never checked.",
     )
 
 
 class AddRuleTableArgs(ToolArgs):
-    """Add one step whose code holds per-type rules as a table (data, not branches): it
-    reads the record's `type_field`, looks up the row, compares the row's requirements
-    with the record's `have_field` list (case-insensitive) and sets required, missing and
-    complete on the record. With `items` (a list field of state.data, e.g. 'referrals') it
-    checks every item with language-common's each(). An unknown type fails the step. The
-    step runs on success after `after` (or first, from the trigger, when `after` is left
-    out on a workflow with no steps)."""
+    """Add one step holding per-type rules as a table (data, not branches): it looks up
+    the record's `type_field`, compares the row's requirements with the record's
+    `have_field` list (case-insensitive) and sets required, missing and complete on it;
+    with `items` it checks each item of that list. An unknown type fails the step. It
+    runs on success after `after` (or first, in a workflow with no steps)."""
 
     name: str = Field(description="The step's name, e.g. 'Check required documents'.")
     after: str | None = Field(None, description="Key of the step it runs after.")
     type_field: str = Field("type", description="The record field holding its type.")
-    have_field: str = Field(
-        "documents", description="The record field listing what it has, e.g. 'documents'."
-    )
+    have_field: str = Field("documents", description="The record field listing what it has.")
     items: str | None = Field(
-        None, description="A list in state.data to check item by item, e.g. 'referrals'."
+        None, description="A list field of state.data to check item by item: 'referrals'."
     )
     rows: list[RuleRow] = Field(min_length=1, description="The table, one row per type.")
 

@@ -31,25 +31,23 @@ class CheckSpec(ToolArgs):
     )
     expression: str | None = Field(
         None,
-        description="JavaScript over state that is true when the check holds, e.g. "
-        "\"state.data.coverage?.status === 'active'\". Leave it out to read the flag an "
-        "earlier step set, named from the words: 'coverage is verified' -> "
-        "state.data.coverageVerified.",
+        description="JavaScript over state, true when it holds. Left out: the flag an "
+        "earlier step set, named from the words ('coverage is verified' -> "
+        "state.data.coverageVerified).",
     )
 
 
 class AddStatusTransitionArgs(ToolArgs):
     """Add a status transition with preconditions: after step `after`, a step works out
-    each named check (state.data.checks['<name>'] = true/false), then one guarded branch
-    sets the status to `status` when every check holds, the other sets `otherwise` when
-    any does not (with the success guard, so neither runs when a step failed). For
-    'unless X', pass X as a check whose expression is negated."""
+    each named check, then guarded branches set `status` when all hold and `otherwise`
+    when any does not (neither when a step failed). For 'unless X', a check whose
+    expression is X negated."""
 
     after: str = Field(description="Key of the step after which the transition happens.")
     subject: str = Field("record", description="What changes status, e.g. 'referral'.")
     status: str = Field(min_length=1, description="The status it advances to, e.g. 'active'.")
     otherwise: str = Field(
-        min_length=1, description="The status it gets when a check fails, e.g. 'on-hold'."
+        min_length=1, description="The status when a check fails, e.g. 'on-hold'."
     )
     checks: list[CheckSpec] = Field(min_length=1, description="The preconditions, all needed.")
 

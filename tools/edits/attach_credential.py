@@ -22,9 +22,8 @@ from tools.errors import ToolInputError
 
 
 class AttachCredentialArgs(ToolArgs):
-    """Attach a credential of the project (by its name; never a secret) to steps: the
-    steps given by exact key, or every step on one adaptor ("the http steps"). Give
-    exactly one of job_keys and adaptor."""
+    """Attach a project credential (by name, never a secret) to steps by exact key, or to
+    every step on one adaptor. Give exactly one of job_keys and adaptor."""
 
     credential: str = Field(
         min_length=1,

@@ -14,17 +14,14 @@ from tools.errors import ToolInputError
 
 
 class CreateWorkflowArgs(ToolArgs):
-    """Build a new workflow in one call: its name, steps, edges and trigger. Only for a
-    workflow that has no steps yet; to change an existing one use the other edit tools."""
+    """Build a workflow that has no steps yet in one call: name, steps, edges, trigger."""
 
     name: str = Field(description="Workflow name.")
     jobs: list[JobSpec] = Field(min_length=1, description="The steps, in order.")
-    edges: list[EdgeSpec] = Field(
-        default_factory=list, description="Edges between steps (and from the trigger)."
-    )
+    edges: list[EdgeSpec] = Field(default_factory=list, description="Edges (from the trigger too).")
     trigger: TriggerSpec | None = Field(
         None,
-        description="The trigger. Without an edge from it, it is connected to the first step.",
+        description="Without an edge from it, it starts the first step.",
     )
 
 

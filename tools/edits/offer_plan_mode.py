@@ -20,17 +20,14 @@ OFFER: Final[Literal["plan"]] = "plan"
 
 
 class OfferPlanModeArgs(ToolArgs):
-    """The user's message describes several separate processes (their own triggers,
-    their own steps: e.g. a spec with a section per process), and this is an ordinary
-    editing session of one workflow. Do not build them as one workflow: call this
-    instead, with the processes' names. Nothing changes; the user is offered plan mode,
-    which proposes one workflow per process for review and builds them in order. Not for
-    one process with branches or several steps: build that as usual."""
+    """For a message describing several separate processes (each with its own trigger
+    and steps), instead of building one workflow: offers the user plan mode (one
+    workflow per process). Changes nothing. Not for one process with branches."""
 
     processes: list[Annotated[str, Field(min_length=1, max_length=120)]] = Field(
         min_length=2,
         max_length=30,
-        description="The name of each process the message describes, in its order.",
+        description="Each process's name, in the message's order.",
     )
 
 

@@ -32,23 +32,16 @@ REPORT = "\nThe {tool} call would report: "
 
 
 class PreviewChangeArgs(ToolArgs):
-    """See what an edit would do before anyone makes it: runs one edit tool's call on a
-    copy of the workflow and answers with its impact (steps and triggers it would remove,
-    steps no trigger would reach any more, connections removed or disabled, a trigger's
-    type changed) and what the call would change. Nothing is changed, so it works in
-    read-only sessions too. Use it to answer "what happens if I remove X?" or "what
-    would break if ..." exactly, instead of reasoning about the graph yourself."""
+    """What an edit would do: runs one edit tool's call on a copy and answers with its
+    impact (steps and triggers removed, steps left unreachable, connections removed or
+    disabled, a trigger's type changed). Changes nothing; works in read-only sessions."""
 
     tool: str = Field(
         min_length=1,
         max_length=64,
-        description="The edit tool whose call to try, e.g. 'remove_jobs', 'remove_edges', "
-        "'update_edges' or 'set_trigger'.",
+        description="The edit tool to try, e.g. 'remove_jobs'.",
     )
-    input: dict[str, Any] = Field(
-        description="That tool's input, exactly as you would call it, e.g. "
-        '{"keys": ["check-coverage"]} for remove_jobs.'
-    )
+    input: dict[str, Any] = Field(description="That tool's input, exactly as you would call it.")
 
 
 @dataclass

@@ -13,9 +13,8 @@ from tools.jobcode import has_code
 
 
 class RemoveJobsArgs(ToolArgs):
-    """Remove steps and every edge attached to them. Steps they connected are not rewired:
-    add edges afterwards if the flow should continue. Ask the user first when a step
-    holds code."""
+    """Remove steps and their edges; what they connected is not rewired. Ask the user
+    first when a step holds code."""
 
     keys: list[str] = Field(min_length=1, description="Keys of the steps to remove.")
 

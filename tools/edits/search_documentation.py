@@ -13,7 +13,7 @@ class SearchDocumentationArgs(ToolArgs):
 
     query: str = Field(min_length=1, description="What to look for, in plain words.")
     adaptor: str | None = Field(None, description="Limit the search to one adaptor.")
-    num_results: int | None = Field(None, ge=1, le=20, description="How many results (1-20).")
+    num_results: int | None = Field(None, ge=1, le=20, description="How many results.")
 
 
 def search_documentation(

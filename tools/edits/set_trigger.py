@@ -13,10 +13,9 @@ RESPONSE_SETTINGS = ("webhook_reply", "webhook_response_config")
 
 
 class SetTriggerArgs(TriggerSpec):
-    """Create or replace the workflow's trigger (webhook or cron schedule). Replacing keeps
-    the trigger's edge and its webhook settings unless they are passed. Switching a webhook
-    with response settings to another type drops them, so the user is asked first. New
-    triggers start disabled unless enabled is given."""
+    """Create or replace the trigger (webhook or cron). Replacing keeps its edge and its
+    webhook settings unless given; a webhook switched to cron loses its response
+    settings (the user is asked first). New triggers start disabled."""
 
 
 def set_trigger(draft: Draft, args: SetTriggerArgs, ctx: ToolContext) -> str:

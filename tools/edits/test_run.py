@@ -11,27 +11,22 @@ from tools.testrun import SampleResponse
 
 
 class TestRunArgs(ToolArgs):
-    """Run the workflow as it is now in OpenFn's own runtime on a sample input, and see
-    which steps ran, what each produced, which branch each decision took and where it
-    failed. Nothing leaves the machine: each HTTP call a step makes gets the matching
-    sample response, or an error when none matches. Use it when the user asks to test
-    or run the workflow; it changes nothing."""
+    """Run the workflow in OpenFn's runtime on a sample input: which steps ran, what each
+    produced, which branch each decision took, where it failed. HTTP calls get the
+    matching sample response (else an error); nothing leaves the machine or changes."""
 
     __test__ = False
 
     input: dict[str, Any] | None = Field(
         None,
         description=(
-            'The initial state, as the user gave it: {"data": {...}} (a bare object is '
-            "taken as data). Leave it out when the user gave no sample."
+            'The initial state the user gave: {"data": {...}} (a bare object is the '
+            "data). Left out when there is no sample."
         ),
     )
     responses: list[SampleResponse] = Field(
         default_factory=list,
-        description=(
-            "Sample answers for the HTTP calls the steps make, as the user gave them: "
-            "method, absolute url (ending in * for a prefix), status, body."
-        ),
+        description=("Sample answers the user gave for the steps' HTTP calls."),
     )
 
 

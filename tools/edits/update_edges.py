@@ -9,10 +9,10 @@ from tools.edits.specs import EdgeFields
 
 
 class EdgeUpdate(EdgeFields):
-    source: str = Field(description="Current source key of the edge.")
-    target: str = Field(description="Current target key of the edge.")
-    new_source: str | None = Field(None, description="Move the edge to leave from this key.")
-    new_target: str | None = Field(None, description="Move the edge to lead to this step.")
+    source: str = Field(description="Current source key.")
+    target: str = Field(description="Current target key.")
+    new_source: str | None = Field(None, description="Move it to leave from this key.")
+    new_target: str | None = Field(None, description="Move it to lead to this step.")
 
 
 class UpdateEdgesArgs(ToolArgs):

@@ -14,20 +14,16 @@ MAX_CREDENTIAL_LENGTH = 200
 
 class JobUpdate(ToolArgs):
     key: str = Field(description="Key of the step to change.")
-    new_key: str | None = Field(
-        None, description="New key; edges and cron cursors that point at the step follow it."
-    )
+    new_key: str | None = Field(None, description="New key; its edges and cron cursors follow.")
     name: str | None = Field(None, description="New display name.")
     adaptor: str | None = Field(
         None,
-        description="New adaptor. Naming the same package without a version keeps its pin; "
-        "another package without a version gets the catalogue's current version.",
+        description="New adaptor; the same package without a version keeps its pin.",
     )
     credential: str | None = Field(
         None,
         max_length=MAX_CREDENTIAL_LENGTH,
-        description="Name of the OpenFn credential the step runs with (a name only, never a "
-        "secret or its value); an empty string removes it.",
+        description="Credential name (never a secret); an empty string removes it.",
     )
 
 
