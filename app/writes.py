@@ -41,9 +41,12 @@ async def commit_content(
     tool: str,
     summary: str,
     changes: Sequence[Change],
-) -> int | None:
-    """Commit ``yaml`` as the next version and publish it; the new version, or
-    ``None`` when the head already is ``yaml`` byte for byte (nothing recorded).
+) -> tuple[int, bool]:
+    """Commit ``yaml`` as the next version and publish it. Returns the version that holds
+    ``yaml`` and whether it was already there: the new version and ``False``, or the head's
+    version and ``True`` when the head already is ``yaml`` byte for byte (nothing recorded).
+    Callers answer from this, not from a later read of the head, which a concurrent write
+    may already have moved on.
 
     ``expected_version`` given: only on that version (:class:`VersionConflictError`
     otherwise). ``None``: on whatever the head is, retried on the new head when a
@@ -56,13 +59,13 @@ async def commit_content(
         if head is None:
             raise NotFoundError(f"There is no workflow {workflow_id!r}.")
         if head.yaml == yaml:
-            return None
+            return head.version, True
         try:
             base = head.version if expected_version is None else expected_version
             change = Commit(
                 yaml=yaml, name=name, base_version=base, tool=tool, changes=changes, summary=summary
             )
-            return await publisher.commit_and_publish(workflow_id, change, author=author)
+            return await publisher.commit_and_publish(workflow_id, change, author=author), False
         except VersionConflictError as exc:
             if expected_version is not None:
                 raise

@@ -180,13 +180,13 @@ async def _replace(
     tool: str,
     summary: str,
 ) -> tuple[WorkflowRecord, bool]:
-    """Commit the whole document (or ``yaml``, its exact text) as the next version,
-    publish it, and read it back; with whether it was unchanged (the head already
-    held that text: no version recorded). ``expected_version`` ``None``: on whatever
-    the head is (:func:`app.writes.commit_content`)."""
+    """Commit the whole document (or ``yaml``, its exact text) as the next version and
+    publish it; the workflow as of that version, with whether it was unchanged (the head
+    already held that text: no version recorded). ``expected_version`` ``None``: on
+    whatever the head is (:func:`app.writes.commit_content`)."""
     text = doc.to_yaml() if yaml is None else yaml
     services.turns.forget_parsed(workflow_id)
-    version = await commit_content(
+    version, unchanged = await commit_content(
         services.store,
         services.publisher,
         workflow_id,
@@ -198,9 +198,12 @@ async def _replace(
         summary=summary,
         changes=[Change("updated", "workflow", "*", tool)],
     )
-    if version is not None:
+    if not unchanged:
         services.turns.keep_parsed(workflow_id, doc, version)
-    return await _workflow(services, workflow_id), version is None
+    # The answer is this write's version, not a fresh read of the head: under concurrent
+    # writes the head may already be someone else's version by now.
+    record = await _workflow(services, workflow_id)
+    return record.model_copy(update={"version": version, "yaml": text, "name": doc.name}), unchanged
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
