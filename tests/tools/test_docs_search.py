@@ -276,6 +276,38 @@ def test_parse_dts_reads_public_jsdoc_functions() -> None:
     assert fetch.examples == ("Fetch everything\nblobs.fetch('store', { all: true })",)
 
 
+def test_parse_dts_keeps_example_code_whole_and_reads_every_param_form() -> None:
+    dts = """
+/**
+ * Insert each item.
+ * @public
+ * @param {string} table - The table,
+ *   continued on the next line
+ * @param {object} [options] - Options
+ * @param {number} [options.limit=10] - At most this many
+ * @example <caption>Each item</caption>
+ * each(
+ *   $.data,
+ *   // the item under iteration
+ *   insert('patient', { id: $.data.id })
+ * );
+ * @returns {Operation}
+ */
+export function insertEach(table: string, options?: object, ...rest: any[]): Operation;
+"""
+    (insert,) = parse_dts(dts)
+    assert insert.signature == "insertEach(table, options, ...rest)"
+    assert insert.param_docs == (
+        ("table", "The table, continued on the next line"),
+        ("options", "Options"),
+        ("options.limit", "At most this many"),
+    )
+    assert insert.examples == (
+        "Each item\neach(\n  $.data,\n  // the item under iteration\n"
+        "  insert('patient', { id: $.data.id })\n);",
+    )
+
+
 def test_package_docs_are_indexed(tmp_path: Path) -> None:
     _fake_package(tmp_path, "language-widget", FAKE_AST)
     index = DocsIndex.build(load_catalogue(), package_docs_dir=tmp_path)

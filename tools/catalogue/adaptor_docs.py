@@ -209,55 +209,80 @@ def _text(node: Node) -> str:
     return node.text.decode("utf-8", "replace") if node.text else ""
 
 
-_PARAM_TAG = re.compile(
-    r"^@param\s+(?:\{[^}]*\}\s*)?\[?(?P<name>[\w$.]+)[^\s]*\s*(?:-\s*)?(?P<text>.*)$"
-)
+def _jsdoc() -> Parser:
+    """A parser for JSDoc comment bodies (tree-sitter's JSDoc grammar, loaded on first use)."""
+    import tree_sitter_jsdoc
+
+    return Parser(Language(tree_sitter_jsdoc.language()))
 
 
-def _jsdoc_blocks(doc: str) -> list[tuple[str, list[str]]]:
-    """Split a JSDoc comment body into ``(tag, lines)`` blocks; the first is the description."""
-    blocks: list[tuple[str, list[str]]] = [("", [])]
-    for raw in doc.splitlines():
-        line = re.sub(r"^\s*\*? ?", "", raw).rstrip()
-        tag = re.match(r"@(\w+)\s*(.*)$", line.strip())
-        if tag:
-            blocks.append((tag.group(1), [tag.group(2)] if tag.group(2) else []))
-        else:
-            blocks[-1][1].append(line)
-    return blocks
+def _comment_text(text: str) -> str:
+    """Comment text without each line's leading `` * ``."""
+    lines = []
+    for line in text.splitlines():
+        line = line.lstrip()
+        lines.append(line.removeprefix("*").removeprefix(" ").rstrip())
+    return "\n".join(lines)
+
+
+def _param_name(node: Node) -> str | None:
+    """``name``, ``options.limit`` (also in ``[...]`` and ``[... = default]``), ``...rest``."""
+    if node.type in ("identifier", "member_expression"):
+        return _text(node)
+    if node.type in ("optional_identifier", "array_expression"):
+        inner = [n for n in node.named_children if n.type in ("identifier", "member_expression")]
+        return _text(inner[0]) if inner else None
+    return None
+
+
+def _function_from_jsdoc(doc: Node, function: Node) -> PackageFunction | None:
+    """The function a ``/** ... */`` comment documents, or None unless it is ``@public``."""
+    tags = [tag for tag in doc.named_children if tag.type == "tag" and tag.named_children]
+    names = [_text(tag.named_children[0]).removeprefix("@") for tag in tags]
+    if "public" not in names:
+        return None
+    source = doc.text or b""
+    ends = [tag.start_byte for tag in tags[1:]] + [len(source) - len(b"*/")]
+    param_docs: list[tuple[str, str]] = []
+    examples: list[str] = []
+    for name, tag, end in zip(names, tags, ends, strict=True):
+        if name == "param":
+            named = next(filter(None, map(_param_name, tag.named_children)), None)
+            described = [_text(n) for n in tag.named_children if n.type == "description"]
+            if named:
+                lines = _comment_text(" ".join(described)).splitlines()
+                words = " ".join(line.strip() for line in lines)
+                param_docs.append((named, words.removeprefix("-").strip()))
+        elif name == "example":
+            # Verbatim code up to the next tag: the JSDoc grammar does not read code (a
+            # ``//`` line in it is an error node), so the body is the source in between.
+            body = source[tag.named_children[0].end_byte : end].decode("utf-8", "replace")
+            example = _comment_text(body).replace("<caption>", "").replace("</caption>", "")
+            if example.strip():
+                examples.append(example.strip())
+    summary = " ".join(_text(n) for n in doc.named_children if n.type == "description")
+    function_name = function.child_by_field_name("name")
+    return PackageFunction(
+        name=_text(function_name) if function_name is not None else "",
+        params=_parameter_names(function),
+        description=" ".join(s.strip() for s in _comment_text(summary).splitlines() if s.strip()),
+        param_docs=tuple(param_docs),
+        examples=tuple(examples),
+    )
 
 
 def parse_dts(text: str) -> list[PackageFunction]:
-    """Public functions documented with JSDoc in a TypeScript declaration file."""
+    """Public functions documented with JSDoc in a TypeScript declaration file: the
+    declarations read by tree-sitter's TypeScript grammar, their comments by its JSDoc one."""
     functions = []
     root = _typescript().parse(text.encode("utf-8")).root_node
+    jsdoc = _jsdoc()
     for function, comment in _exported_functions(root):
-        doc = _text(comment) if comment is not None else ""
-        if not doc.startswith("/**"):
+        if comment is None or not _text(comment).startswith("/**"):
             continue
-        blocks = _jsdoc_blocks(doc.removeprefix("/**").removesuffix("*/"))
-        if not any(tag == "public" for tag, _ in blocks):
-            continue
-        param_docs: list[tuple[str, str]] = []
-        examples: list[str] = []
-        for tag, lines in blocks[1:]:
-            if tag == "param" and lines:
-                param = _PARAM_TAG.match("@param " + " ".join(s.strip() for s in lines))
-                if param:
-                    param_docs.append((param.group("name"), param.group("text").strip()))
-            elif tag == "example":
-                body = "\n".join(lines).strip()
-                examples.append(re.sub(r"</?caption>", "", body))
-        name = function.child_by_field_name("name")
-        functions.append(
-            PackageFunction(
-                name=_text(name) if name is not None else "",
-                params=_parameter_names(function),
-                description=" ".join(s.strip() for s in blocks[0][1] if s.strip()),
-                param_docs=tuple(param_docs),
-                examples=tuple(e for e in examples if e),
-            )
-        )
+        documented = _function_from_jsdoc(jsdoc.parse(comment.text or b"").root_node, function)
+        if documented is not None:
+            functions.append(documented)
     return functions
 
 
