@@ -263,10 +263,10 @@ export class WorkflowPane {
       onRunStep: (key) => this.openRunStep(key),
     });
     const runs = this.nextRunsNote();
-    if (runs) this.el.diagram.append(runs);
+    if (runs) this.el.diagram.prepend(runs);
   }
 
-  // Under the diagram: when an enabled cron trigger runs next (the server steps the
+  // Above the diagram: when an enabled cron trigger runs next (the server steps the
   // expression on its clock: GET /v1/cron/next-runs); asked again when the expression
   // changes, drawn once the answer comes.
   nextRunsNote() {
