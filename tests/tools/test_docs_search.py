@@ -15,11 +15,11 @@ from tools.catalogue.adaptor_docs import (
     install_adaptor_docs,
     package_docs_dir_default,
     parse_ast,
-    parse_dts,
     read_package_docs,
 )
 from tools.catalogue.adaptors import load_catalogue
 from tools.catalogue.docs_search import DocHit, DocsIndex
+from tools.catalogue.dts_docs import parse_dts
 
 REPO = Path(__file__).resolve().parents[2]
 
