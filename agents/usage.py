@@ -9,7 +9,8 @@ raises; the service persists its calls at the end of every run segment and
 seeds a resumed turn's ledger with the calls stored before the pause.
 
 Cost comes from a per-model :class:`ModelPrice` table (USD per million tokens;
-the service's settings hold it). Anthropic's ``input_tokens`` excludes cached
+the service's settings hold it), built from genai-prices' data with our own
+:data:`PRICE_OVERRIDES` for the ids it lacks. Anthropic's ``input_tokens`` excludes cached
 tokens: a call's whole prompt is ``input + cache_creation + cache_read``, each
 billed at its own rate. A model the table does not know is priced ``None``
 (unknown), never silently 0; the offline and scripted models cost 0.
@@ -22,23 +23,29 @@ import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
+from genai_prices import data_snapshot
+from genai_prices.types import TieredPrices
 from pydantic import BaseModel, ConfigDict, NonNegativeFloat, PositiveInt
 
 from agents.events import ModelCallUsage, TurnUsage
 from agents.models.base import ChatModel, ModelRequest, ModelResponse, TextSink, Usage
-from agents.models.catalog import api_model_id
+from agents.models.catalog import api_model_id, offered_model_ids
 from tools.errors import PlanwrightError
 
 __all__ = [
     "DEFAULT_PRICES",
+    "PRICE_OVERRIDES",
     "ModelPrice",
     "PromptUse",
     "RecordingModel",
     "UsageLedger",
     "call_cost",
     "cost_breakdown",
+    "default_prices",
     "price_for",
 ]
 
@@ -85,46 +92,64 @@ def _price(
 
 
 _FREE = _price(0, 0, 0, 0)
-_OPUS_45 = _price(5, 25, 6.25, 0.50)  # Opus 4.5 to 5
-_SONNET_4 = _price(3, 15, 3.75, 0.30)
-_FABLE_5 = _price(10, 50, 12.50, 1.00)
-_FABLE_51 = _price(10, 50, 12.50, 0.25)
-_FABLE_52 = _price(8, 40, 10, 0.20)
 
-# Anthropic's published list prices (platform.claude.com/docs/en/about-claude/pricing,
-# per model overview pages, checked 2026-12), keyed by model id and alias: one for every
-# id the installed SDK still offers (agents.models.catalog.offered_model_ids), none for
-# retired ids. Dated snapshot ids (``claude-haiku-4-5-20251001``) fall back to their
-# alias; Bedrock and Vertex ids to the API id they name. Override or extend with
-# PLANWRIGHT_MODEL_PRICES.
-DEFAULT_PRICES: Mapping[str, ModelPrice] = {
+# Ours only where genai-prices (the maintained price data, pinned) has no entry: the
+# offline and scripted models, and the ids it does not list yet, at Anthropic's published
+# list prices (platform.claude.com/docs/en/about-claude/pricing, checked 2026-12).
+PRICE_OVERRIDES: Mapping[str, ModelPrice] = {
     "offline": _FREE,
     "scripted": _FREE,
-    "claude-fable-5-2": _FABLE_52,
-    "claude-mythos-5-2": _FABLE_52,
-    "claude-fable-5-1": _FABLE_51,
-    "claude-mythos-5-1": _FABLE_51,
-    "claude-fable-5": _FABLE_5,
-    "claude-mythos-5": _FABLE_5,
-    "claude-opus-5-5": _price(4, 20, 5, 0.20),
-    "claude-opus-5": _OPUS_45,
-    "claude-opus-4-8": _OPUS_45,
-    "claude-opus-4-7": _OPUS_45,
-    "claude-opus-4-6": _OPUS_45,
-    "claude-opus-4-5": _OPUS_45,
-    "claude-sonnet-5-5": _price(2, 10, 2.50, 0.10),
-    "claude-sonnet-5": _price(2, 10, 2.50, 0.20),
-    "claude-sonnet-4-6": _SONNET_4,
-    "claude-haiku-5-5": _price(
-        0.10,
-        0.50,
-        0.125,
-        0.01,
-        long_prompt_threshold=100_000,
-        long_prompt=Rates(input=0.50, output=2.50, cache_write=0.625, cache_read=0.05),
-    ),
-    "claude-haiku-4-5": _price(1, 5, 1.25, 0.10),
+    "claude-mythos-5-1": _price(10, 50, 12.50, 0.25),  # as claude-fable-5-1
+    "claude-mythos-5": _price(10, 50, 12.50, 1.00),  # as claude-fable-5
 }
+
+
+def _rate(value: Decimal | TieredPrices | None) -> Decimal | None:
+    return value.base if isinstance(value, TieredPrices) else value
+
+
+def _published(model: str, when: datetime) -> ModelPrice | None:
+    """genai-prices' Anthropic price of ``model`` at ``when`` (its first long-prompt tier
+    as ``long_prompt``), or None when it does not list the model."""
+    try:
+        _, info = data_snapshot.get_snapshot().find_provider_model(model, None, "anthropic", None)
+    except LookupError:
+        return None
+    listed = info.get_prices(when)
+    fields = {
+        "input": listed.input_mtok,
+        "output": listed.output_mtok,
+        "cache_write": listed.cache_write_mtok,
+        "cache_read": listed.cache_read_mtok,
+    }
+    base = {name: _rate(value) for name, value in fields.items()}
+    if base["input"] is None or base["output"] is None:
+        return None
+    base["cache_write"] = base["cache_write"] if base["cache_write"] is not None else base["input"]
+    base["cache_read"] = base["cache_read"] if base["cache_read"] is not None else base["input"]
+    tiers = {n: v.tiers[0] for n, v in fields.items() if isinstance(v, TieredPrices) and v.tiers}
+    long_prompt: dict[str, Any] = {}
+    if tiers:
+        start = min(tier.start for tier in tiers.values())
+        rates = {n: tiers[n].price if n in tiers else base[n] for n in base}
+        long_prompt = {"long_prompt_threshold": start, "long_prompt": Rates.model_validate(rates)}
+    return ModelPrice.model_validate({**base, **long_prompt})
+
+
+def default_prices(when: datetime | None = None) -> dict[str, ModelPrice]:
+    """The price of every model id the installed SDK still offers (dated snapshots go by
+    their alias, Bedrock and Vertex ids by the API id they name: :func:`price_for`), from
+    genai-prices at ``when`` (default now), with :data:`PRICE_OVERRIDES` over it."""
+    at = when or datetime.now(UTC)
+    prices: dict[str, ModelPrice] = {}
+    for model in dict.fromkeys(_SNAPSHOT_SUFFIX.sub("", i) for i in offered_model_ids()):
+        if (price := _published(model, at)) is not None:
+            prices[model] = price
+    return {**prices, **PRICE_OVERRIDES}
+
+
+# Override or extend with PLANWRIGHT_MODEL_PRICES.
+DEFAULT_PRICES: Mapping[str, ModelPrice] = default_prices()
 
 
 def price_for(model: str, prices: Mapping[str, ModelPrice]) -> ModelPrice | None:

@@ -21,6 +21,8 @@ import logging
 from collections import deque
 from dataclasses import dataclass
 
+from tenacity import AsyncRetrying, retry_if_result, wait_exponential
+
 from agents.api import Commit, workflow_event
 from app.bus.base import Event, EventBus
 from app.store import Store
@@ -120,11 +122,14 @@ class Publisher:
             self._retrying = asyncio.create_task(self._retry(), name="planwright-republish")
 
     async def _retry(self) -> None:
-        delay = self.retry_first_s
+        """Flush after ``retry_first_s``, the wait doubling (up to ``retry_max_s``) while
+        nothing goes out and starting again from ``retry_first_s`` once something does."""
         while self._pending:
-            await asyncio.sleep(delay)
-            progressed = await self.flush()
-            delay = self.retry_first_s if progressed else min(delay * 2, self.retry_max_s)
+            await asyncio.sleep(self.retry_first_s)
+            await AsyncRetrying(
+                wait=wait_exponential(multiplier=2 * self.retry_first_s, max=self.retry_max_s),
+                retry=retry_if_result(lambda progressed: not progressed and bool(self._pending)),
+            )(self.flush)
 
     async def flush(self) -> bool:
         """Try every waiting event once, in order per workflow; True if any went out."""

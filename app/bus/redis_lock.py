@@ -1,8 +1,11 @@
 """The turn lock across workers, over Redis, with its heartbeat and its line.
 
 Kept apart from the event bus: the lock shares only the client and the key layout
-(:mod:`app.bus.redis_client`) with it. Its correctness rests on the Lua scripts
-below, each one atomic step:
+(:mod:`app.bus.redis_client`) with it. A held lock is redis-py's own
+:class:`redis.asyncio.lock.Lock` on the lock key, holding the handle's token: renewing
+is its ``reacquire`` and releasing its ``release`` (both check the token). Taking the
+lock is ours, in Lua, because redis-py's ``acquire`` is ``SET NX`` and knows neither a
+holder's heartbeat nor the line; each of those scripts is one atomic step:
 
 - The lock key holds the holder's token and expires after the lock's TTL; a second
   key, the holder's heartbeat, expires after ``heartbeat_s`` and is renewed with the
@@ -17,9 +20,13 @@ below, each one atomic step:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 
 import redis.asyncio as aioredis
+from redis.asyncio.lock import Lock
+from redis.exceptions import LockNotOwnedError
+from tenacity import AsyncRetrying, stop_after_attempt, wait_fixed
 
 from app.bus.lock import RenewingHandle
 from app.bus.queue import FULL, LOST
@@ -104,28 +111,18 @@ redis.call('del', KEYS[2] .. ':alive:' .. ARGV[1])
 return 1
 """
 
-# ARGV: token, ttl_ms, beat_ms.
-_RENEW_LUA = """
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  redis.call('set', KEYS[1] .. ':alive:' .. ARGV[1], '1', 'PX', ARGV[3])
-  return redis.call('pexpire', KEYS[1], ARGV[2])
-end
-return 0
-"""
-
-_RELEASE_LUA = """
-redis.call('del', KEYS[1] .. ':alive:' .. ARGV[1])
-if redis.call('get', KEYS[1]) == ARGV[1] then
-  return redis.call('del', KEYS[1])
-end
-return 0
-"""
-
 _TAKEN = -2
 
 
 def _ms(seconds: float) -> int:
     return max(1, int(seconds * 1000))
+
+
+def _held(client: aioredis.Redis, key: str, token: str, ttl_s: float) -> Lock:
+    """redis-py's Lock on ``key``, held by ``token`` (taken by our scripts above)."""
+    held = client.lock(key, timeout=ttl_s, thread_local=False)
+    held.local.token = token.encode()
+    return held
 
 
 class RedisLockHandle(RenewingHandle):
@@ -134,6 +131,7 @@ class RedisLockHandle(RenewingHandle):
     ) -> None:
         self._lock = lock
         self.key = lock._keys.lock(workflow_id)
+        self._held = _held(lock.client, self.key, token, ttl_s)
         super().__init__(
             workflow_id,
             token,
@@ -144,13 +142,18 @@ class RedisLockHandle(RenewingHandle):
         )
 
     async def _extend(self) -> bool:
-        keys = (self.key, self._lock._keys.queue(self.workflow_id))
-        ttl, beat = _ms(self.ttl_s), _ms(self._lock.heartbeat_s)
-        result = await self._lock.client.eval(_RENEW_LUA, 2, *keys, self.token, ttl, beat)
-        return bool(result)
+        # The heartbeat first: while the lock is still ours nobody can take it between
+        # the two steps; when it is not, the stray heartbeat names no holder and lapses.
+        heartbeat = self._lock.heartbeat_key(self.workflow_id, self.token)
+        await self._lock.client.set(heartbeat, "1", px=_ms(self._lock.heartbeat_s))
+        try:
+            await self._held.reacquire()
+        except LockNotOwnedError:
+            return False
+        return True
 
     async def _delete(self) -> None:
-        await self._lock.client.eval(_RELEASE_LUA, 1, self.key, self.token)
+        await self._lock._release(self.workflow_id, self.token)
 
 
 class RedisLock:
@@ -208,17 +211,26 @@ class RedisLock:
             task.add_done_callback(self._undoing.discard)
             raise
 
+    async def _release(self, workflow_id: str, token: str) -> None:
+        """Drop ``token``'s heartbeat, and the lock if ``token`` still holds it."""
+        client = self.client
+        await client.delete(self.heartbeat_key(workflow_id, token))
+        with contextlib.suppress(LockNotOwnedError):
+            await _held(client, self.key(workflow_id), token, 1.0).release()
+
     async def _undo(self, workflow_id: str, token: str, ticket: str | None) -> None:
-        keys = self._keys_of(workflow_id)
-        for _ in range(_UNDO_ATTEMPTS):
-            await asyncio.sleep(_UNDO_EVERY_S)
-            try:
-                await self.client.eval(_RELEASE_LUA, 1, keys[0], token)
-                if ticket is not None:
-                    await self.client.eval(_LEAVE_LUA, 2, *keys, ticket)
-                return
-            except Exception:  # still unreachable: try again, then the heartbeats expire
-                continue
+        async def undo() -> None:
+            await self._release(workflow_id, token)
+            if ticket is not None:
+                await self.leave(workflow_id, ticket)
+
+        # Still unreachable: try again, then the heartbeats expire.
+        await asyncio.sleep(_UNDO_EVERY_S)
+        await AsyncRetrying(
+            wait=wait_fixed(_UNDO_EVERY_S),
+            stop=stop_after_attempt(_UNDO_ATTEMPTS),
+            retry_error_callback=lambda _state: None,
+        )(undo)
 
     async def acquire(
         self, workflow_id: str, *, ttl_s: float = 30.0, renew: bool = True

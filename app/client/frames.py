@@ -12,7 +12,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from websockets.asyncio.client import connect
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from app.client import plan, review, runs
@@ -21,6 +22,8 @@ from app.client.state import SessionState
 from app.client.tree import changed_keys
 
 RECONNECT_ATTEMPTS = 8
+RECONNECT_FIRST_S = 0.5
+RECONNECT_MAX_S = 5.0
 ERROR_ENDS_WAIT = {
     "busy",
     "no_pending_confirmation",
@@ -84,14 +87,19 @@ class Frames(SessionState):
         elif self.running:
             self.out.line("  (the test run's result is kept: /fix finds it when it failed)")
             self.turn_events.put_nowait(("lost", {}))
-        delay = 0.5
-        for _ in range(RECONNECT_ATTEMPTS):
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 5.0)
-            try:
-                self.ws = await connect(self.ws_url, max_size=None, open_timeout=10)
-            except (OSError, InvalidStatus, TimeoutError):
-                continue
+
+        async def open_socket() -> ClientConnection:
+            return await connect(self.ws_url, max_size=None, open_timeout=10)
+
+        # RECONNECT_ATTEMPTS tries, the first after RECONNECT_FIRST_S, the wait doubling.
+        await asyncio.sleep(RECONNECT_FIRST_S)
+        self.ws = await AsyncRetrying(
+            wait=wait_exponential(multiplier=2 * RECONNECT_FIRST_S, max=RECONNECT_MAX_S),
+            stop=stop_after_attempt(RECONNECT_ATTEMPTS),
+            retry=retry_if_exception_type((OSError, InvalidStatus, TimeoutError)),
+            retry_error_callback=lambda _state: None,
+        )(open_socket)
+        if self.ws is not None:
             self.out.line(self.out.paint("Reconnected.", "green"))
             with contextlib.suppress(ChatError):
                 current = await self.rest.call("GET", f"/v1/workflows/{self.workflow_id}")

@@ -330,6 +330,10 @@ class Store(ProjectQueries, TurnQueries, ConfirmationQueries, RunQueries):
         query = select(messages).where(messages.c.session_id == session_id).order_by(messages.c.id)
         return [MessageRecord.from_row(r) for r in await self._all(query)]
 
+    def now(self) -> datetime:
+        """The store's clock (UTC): what it stamps records with."""
+        return self._clock()
+
     # -- helpers -------------------------------------------------------------------------
 
     def _clock(self) -> datetime:

@@ -14,6 +14,8 @@ import asyncio
 import logging
 from typing import Any
 
+from tenacity import AsyncRetrying, retry_if_exception_type, wait_exponential
+
 from app.bus.base import EventBus, Subscription
 from app.bus.memory import SubscriberOverflowError, workflow_version
 from app.store import Store
@@ -109,24 +111,33 @@ async def relay_to_chat(
 async def _resubscribe(
     bus: EventBus, store: Store, workflow_id: str, conn: Connection
 ) -> Subscription | None:
-    delay = RESUBSCRIBE_FIRST_S
-    while not conn.closed:
-        await asyncio.sleep(delay)
+    """Subscribe again after ``RESUBSCRIBE_FIRST_S``, the wait doubling (up to
+    ``RESUBSCRIBE_MAX_S``) while the bus refuses, until the socket closes (None)."""
+
+    async def subscribe() -> tuple[int | None, Subscription]:
         since = conn.last_workflow_version
-        try:
-            subscription = await bus.subscribe(workflow_id, since_version=since)
-        except Exception:
-            delay = min(delay * 2, RESUBSCRIBE_MAX_S)
-            continue
-        try:
-            current = await snapshot(store, workflow_id)
-            if current is not None:
-                if since is None:
-                    await conn.send(current)
-                else:
-                    await catch_up(store, workflow_id, since, current, subscription, conn)
-        except BaseException:
-            await subscription.close()
-            raise
-        return subscription
-    return None
+        return since, await bus.subscribe(workflow_id, since_version=since)
+
+    if conn.closed:
+        return None
+    await asyncio.sleep(RESUBSCRIBE_FIRST_S)
+    subscribed: tuple[int | None, Subscription] | None = await AsyncRetrying(
+        wait=wait_exponential(multiplier=2 * RESUBSCRIBE_FIRST_S, max=RESUBSCRIBE_MAX_S),
+        retry=retry_if_exception_type(Exception),
+        stop=lambda _state: conn.closed,
+        retry_error_callback=lambda _state: None,
+    )(subscribe)
+    if subscribed is None:
+        return None
+    since, subscription = subscribed
+    try:
+        current = await snapshot(store, workflow_id)
+        if current is not None:
+            if since is None:
+                await conn.send(current)
+            else:
+                await catch_up(store, workflow_id, since, current, subscription, conn)
+    except BaseException:
+        await subscription.close()
+        raise
+    return subscription

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,26 @@ def test_the_service_shortens_the_gil_switch_interval_for_its_loop(tmp_path: Pat
             assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_S)
     finally:
         sys.setswitchinterval(before)
+
+
+def test_cron_next_runs_count_from_the_store_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    friday = datetime(2026, 12, 4, 15, 30, tzinfo=UTC)
+    with TestClient(create_app(make_settings(tmp_path))) as client:
+        monkeypatch.setattr(client.app.state.services.store, "_now", lambda: friday)  # type: ignore[attr-defined]
+        answer = client.get("/v1/cron/next-runs", params={"expr": "0 7 * * 1-5", "count": 2})
+        assert answer.status_code == 200
+        assert answer.json() == {
+            "expr": "0 7 * * 1-5",
+            "runs": ["2026-12-07T07:00:00+00:00", "2026-12-08T07:00:00+00:00"],
+            "text": "Mon 7 Dec 07:00 and Tue 8 Dec 07:00 UTC",
+        }
+        wrong = client.get("/v1/cron/next-runs", params={"expr": "0 7 * *"})
+        assert wrong.status_code == 422
+        assert wrong.json()["error"]["code"] == "invalid_cron"
+        assert "5 fields" in wrong.json()["error"]["message"]
+        assert (
+            client.get("/v1/cron/next-runs", params={"expr": "* * * * *", "count": 0}).status_code
+            == 422
+        )

@@ -523,6 +523,11 @@ def test_single_user_needs_no_token_and_draws_every_kind_of_edge(
         expect(page.locator("#banner")).to_be_hidden()
         expect(page.locator(".node.job")).to_have_count(7)
         expect(page.locator(".node.trigger .node-title")).to_have_text("⚡ Cron 0 6 * * *")
+        # The cron trigger's next runs, stepped by the server (GET /v1/cron/next-runs).
+        run = r"\w{3} \d{1,2} \w{3} 06:00"
+        expect(page.locator(".next-runs")).to_have_text(
+            re.compile(rf"^Next runs: {run}, {run} and {run} UTC$")
+        )
         for key, kind, label in [
             ("fetch->check", "success", "on success"),
             ("check->alert", "failure", "on failure"),

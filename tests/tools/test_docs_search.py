@@ -15,11 +15,11 @@ from tools.catalogue.adaptor_docs import (
     install_adaptor_docs,
     package_docs_dir_default,
     parse_ast,
-    parse_dts,
     read_package_docs,
 )
 from tools.catalogue.adaptors import load_catalogue
 from tools.catalogue.docs_search import DocHit, DocsIndex
+from tools.catalogue.dts_docs import parse_dts
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -274,6 +274,38 @@ def test_parse_dts_reads_public_jsdoc_functions() -> None:
     assert fetch.description == "Fetch blobs from the store. Second line of the description."
     assert fetch.param_docs[0] == ("name", "The store name")
     assert fetch.examples == ("Fetch everything\nblobs.fetch('store', { all: true })",)
+
+
+def test_parse_dts_keeps_example_code_whole_and_reads_every_param_form() -> None:
+    dts = """
+/**
+ * Insert each item.
+ * @public
+ * @param {string} table - The table,
+ *   continued on the next line
+ * @param {object} [options] - Options
+ * @param {number} [options.limit=10] - At most this many
+ * @example <caption>Each item</caption>
+ * each(
+ *   $.data,
+ *   // the item under iteration
+ *   insert('patient', { id: $.data.id })
+ * );
+ * @returns {Operation}
+ */
+export function insertEach(table: string, options?: object, ...rest: any[]): Operation;
+"""
+    (insert,) = parse_dts(dts)
+    assert insert.signature == "insertEach(table, options, ...rest)"
+    assert insert.param_docs == (
+        ("table", "The table, continued on the next line"),
+        ("options", "Options"),
+        ("options.limit", "At most this many"),
+    )
+    assert insert.examples == (
+        "Each item\neach(\n  $.data,\n  // the item under iteration\n"
+        "  insert('patient', { id: $.data.id })\n);",
+    )
 
 
 def test_package_docs_are_indexed(tmp_path: Path) -> None:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import itertools
-from datetime import datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
 from tests.tools.helpers import pinned
 from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
 from tools.catalogue.names import adaptor_short_name, resolve_adaptor, split_adaptor
-from tools.document.cron import cron_problem, next_runs
+from tools.document import cron
+from tools.document.cron import cron_problem, next_runs, runs_text, upcoming
 from tools.document.names import derive_key, did_you_mean, edge_key, is_valid_key, sanitise_name
 from tools.document.structure import Edge, Job, Structure, Trigger
 from tools.document.validation import Problem, validate
@@ -357,3 +358,25 @@ def test_job_problems(catalogue: AdaptorCatalogue) -> None:
     assert ("invalid_name", "jobs.c") in found
     assert ("invalid_key", "jobs.bad key") in found
     assert ("name_too_long", "jobs.bad key") in found
+
+
+def test_upcoming_says_an_enabled_cron_triggers_next_runs_in_utc() -> None:
+    friday = datetime(2026, 12, 4, 15, 30, tzinfo=UTC)
+    trigger = {"type": "cron", "cron_expression": "0 7 * * 1-5", "enabled": True}
+    assert upcoming(trigger, now=friday) == (
+        " Next runs: Mon 7 Dec 07:00, Tue 8 Dec 07:00 and Wed 9 Dec 07:00 UTC."
+    )
+    # Another timezone's now is the same instant: the runs are still in UTC.
+    assert upcoming(trigger, now=friday.astimezone(timezone(timedelta(hours=-5)))) == (
+        upcoming(trigger, now=friday)
+    )
+    assert upcoming({**trigger, "enabled": False}, now=friday) == ""
+    assert upcoming({**trigger, "cron_expression": "0 7 * *"}, now=friday) == ""
+    assert upcoming({"type": "webhook", "enabled": True}, now=friday) == ""
+
+
+def test_upcoming_counts_from_the_injected_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cron, "clock", lambda: datetime(2026, 12, 31, 23, 59, tzinfo=UTC))
+    trigger = {"type": "cron", "cron_expression": "0 0 1 * *", "enabled": True}
+    assert upcoming(trigger, count=2) == " Next runs: Fri 1 Jan 00:00 and Mon 1 Feb 00:00 UTC."
+    assert runs_text([]) == ""

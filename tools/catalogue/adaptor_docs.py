@@ -10,7 +10,8 @@ Layout of the cache folder (the same one ``npm install --prefix`` produces)::
     <cache_dir>/node_modules/@openfn/language-http/{package.json,ast.json,types/...}
 
 Some packages ship an empty ``ast.json`` (``@openfn/language-collections``
-does); for those the JSDoc in ``types/*.d.ts`` is read instead.
+does); for those the JSDoc in ``types/*.d.ts`` is read instead
+(:mod:`tools.catalogue.dts_docs`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from tree_sitter import Language, Node, Parser
 
 from tools.errors import PlanwrightError
 
@@ -162,105 +161,6 @@ def parse_ast(data: object) -> list[PackageFunction]:
     return functions
 
 
-# --------------------------------------------------------------------------- .d.ts JSDoc
-
-_DTS_PARAMETERS = ("required_parameter", "optional_parameter")
-
-
-def _typescript() -> Parser:
-    """A parser for TypeScript declarations (tree-sitter's own grammar, loaded on first use)."""
-    import tree_sitter_typescript
-
-    return Parser(Language(tree_sitter_typescript.language_typescript()))
-
-
-def _exported_functions(root: Node) -> Iterable[tuple[Node, Node | None]]:
-    """Each exported function signature at the top level, with the comment just above it."""
-    previous: Node | None = None
-    for node in root.named_children:
-        if node.type == "export_statement":
-            declaration = node.named_children[-1] if node.named_children else None
-            if declaration is not None and declaration.type == "ambient_declaration":
-                declaration = declaration.named_children[-1] if declaration.named_children else None
-            if declaration is not None and declaration.type in (
-                "function_signature",
-                "function_declaration",
-            ):
-                yield declaration, previous if previous and previous.type == "comment" else None
-        previous = node
-
-
-def _parameter_names(function: Node) -> tuple[str, ...]:
-    """Named parameters of a signature (``...rest`` kept; destructured ones have no name)."""
-    parameters = function.child_by_field_name("parameters")
-    names: list[str] = []
-    for parameter in parameters.named_children if parameters else ():
-        pattern = parameter.child_by_field_name("pattern")
-        if parameter.type not in _DTS_PARAMETERS or pattern is None:
-            continue
-        if pattern.type == "identifier":
-            names.append(_text(pattern))
-        elif pattern.type == "rest_pattern" and pattern.named_children:
-            names.append("..." + _text(pattern.named_children[0]))
-    return tuple(names)
-
-
-def _text(node: Node) -> str:
-    return node.text.decode("utf-8", "replace") if node.text else ""
-
-
-_PARAM_TAG = re.compile(
-    r"^@param\s+(?:\{[^}]*\}\s*)?\[?(?P<name>[\w$.]+)[^\s]*\s*(?:-\s*)?(?P<text>.*)$"
-)
-
-
-def _jsdoc_blocks(doc: str) -> list[tuple[str, list[str]]]:
-    """Split a JSDoc comment body into ``(tag, lines)`` blocks; the first is the description."""
-    blocks: list[tuple[str, list[str]]] = [("", [])]
-    for raw in doc.splitlines():
-        line = re.sub(r"^\s*\*? ?", "", raw).rstrip()
-        tag = re.match(r"@(\w+)\s*(.*)$", line.strip())
-        if tag:
-            blocks.append((tag.group(1), [tag.group(2)] if tag.group(2) else []))
-        else:
-            blocks[-1][1].append(line)
-    return blocks
-
-
-def parse_dts(text: str) -> list[PackageFunction]:
-    """Public functions documented with JSDoc in a TypeScript declaration file."""
-    functions = []
-    root = _typescript().parse(text.encode("utf-8")).root_node
-    for function, comment in _exported_functions(root):
-        doc = _text(comment) if comment is not None else ""
-        if not doc.startswith("/**"):
-            continue
-        blocks = _jsdoc_blocks(doc.removeprefix("/**").removesuffix("*/"))
-        if not any(tag == "public" for tag, _ in blocks):
-            continue
-        param_docs: list[tuple[str, str]] = []
-        examples: list[str] = []
-        for tag, lines in blocks[1:]:
-            if tag == "param" and lines:
-                param = _PARAM_TAG.match("@param " + " ".join(s.strip() for s in lines))
-                if param:
-                    param_docs.append((param.group("name"), param.group("text").strip()))
-            elif tag == "example":
-                body = "\n".join(lines).strip()
-                examples.append(re.sub(r"</?caption>", "", body))
-        name = function.child_by_field_name("name")
-        functions.append(
-            PackageFunction(
-                name=_text(name) if name is not None else "",
-                params=_parameter_names(function),
-                description=" ".join(s.strip() for s in blocks[0][1] if s.strip()),
-                param_docs=tuple(param_docs),
-                examples=tuple(e for e in examples if e),
-            )
-        )
-    return functions
-
-
 # --------------------------------------------------------------------------- packages
 
 
@@ -294,9 +194,11 @@ def read_package_docs(package_dir: Path) -> PackageDocs:
     if ast_path.is_file():
         functions = parse_ast(_read_json(ast_path))
     if not functions:
+        from tools.catalogue import dts_docs  # it builds on PackageFunction, defined here
+
         seen: set[str] = set()
         for dts in sorted((package_dir / "types").glob("*.d.ts")):
-            for fn in parse_dts(dts.read_text(encoding="utf-8", errors="replace")):
+            for fn in dts_docs.parse_dts(dts.read_text(encoding="utf-8", errors="replace")):
                 if fn.name not in seen:
                     seen.add(fn.name)
                     functions.append(fn)

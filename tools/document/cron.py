@@ -4,18 +4,31 @@ croniter parses and steps through schedules; what it accepts beyond what OpenFn'
 scheduler takes is refused here first: a sixth (seconds) or seventh (year) field,
 Quartz extras (``L``, ``W``, ``#``, ``?``), ``@daily``-style names, and a range that
 runs backwards (croniter wraps ``5-1`` round; a crontab line refuses it).
+
+:func:`next_runs` steps a valid expression forward; :func:`upcoming` says a cron
+trigger's next runs in words (the offline model's ``describe``, the web page through
+``GET /v1/cron/next-runs``), counted from :data:`clock` unless given a time.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 
 from croniter import CroniterBadDateError, CroniterError, croniter
 
 FIELDS = ("minute", "hour", "day of month", "month", "day of week")
 _EXTENSION = re.compile(r"[?#@]|(?<![a-z])[lw](?![a-z])", re.I)
 _RANGE = re.compile(r"^(?P<start>[a-z0-9]+)-(?P<end>[a-z0-9]+)$", re.I)
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+clock: Callable[[], datetime] = _utcnow
+"""The time next runs count from when no caller gives one (tests replace it)."""
 
 
 def cron_problem(expression: str) -> str | None:
@@ -38,6 +51,23 @@ def next_runs(expression: str, after: datetime, count: int = 3) -> list[datetime
     """The next ``count`` times a valid ``expression`` fires after ``after`` (same timezone)."""
     schedule = croniter(expression, after)
     return [schedule.get_next(datetime) for _ in range(count)]
+
+
+def runs_text(runs: list[datetime]) -> str:
+    """``Mon 8 Dec 07:00, Tue 9 Dec 07:00 and Wed 10 Dec 07:00 UTC`` (times in UTC)."""
+    words = [f"{t:%a} {t.day} {t:%b} {t:%H:%M}" for t in (r.astimezone(UTC) for r in runs)]
+    listed = ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
+    return f"{listed} UTC" if words else ""
+
+
+def upcoming(trigger: Mapping[str, object], *, now: datetime | None = None, count: int = 3) -> str:
+    """`` Next runs: …`` for an enabled cron trigger whose expression is valid, else ``""``
+    (OpenFn runs cron in UTC)."""
+    expression = str(trigger.get("cron_expression") or "")
+    if trigger.get("type") != "cron" or not trigger.get("enabled") or cron_problem(expression):
+        return ""
+    runs = next_runs(" ".join(expression.split()), (now or clock()).astimezone(UTC), count)
+    return f" Next runs: {runs_text(runs)}."
 
 
 def _field_problem(index: int, part: str) -> str | None:

@@ -21,6 +21,7 @@ from agents.models.offline.references import Missing, Resolver
 from agents.models.offline.schedule import describe_trigger
 from agents.models.offline.view import EdgeView, View, condition_words
 from tools.catalogue.adaptors import load_catalogue
+from tools.document.cron import upcoming
 
 
 class Match:
@@ -76,7 +77,7 @@ def chart(view: View) -> str:
     for trigger in view.triggers:
         targets = [_name(view, e.target) for e in view.out_edges(trigger["key"])]
         start = f", starting {oxford(targets)}" if targets else ", not connected to a step"
-        lines.append(f"Trigger: {describe_trigger(trigger)}{start}.")
+        lines.append(f"Trigger: {describe_trigger(trigger)}{start}.{upcoming(trigger)}")
     if not view.triggers:
         lines.append("Trigger: none yet.")
     for index, key in enumerate(view.order(), start=1):

@@ -1,7 +1,7 @@
 // The workflow pane: the diagram, the YAML and the step code of the session's
 // workflow, with the latest changes highlighted, and the page context a turn carries.
 
-import { download } from "./api.js";
+import { api, download } from "./api.js";
 import { renderDiagram } from "./diagram.js";
 import { append, clear, h } from "./dom.js";
 import { STATUS_TEXT, stepDetail, stepStates } from "./runs.js";
@@ -48,6 +48,7 @@ export class WorkflowPane {
     this.live = null; // step key -> {status} while a run goes
     this.runStep = null; // the step whose run detail is open under the diagram
     this.draft = null; // {model, yaml, base_version, highlight} while a draft is previewed
+    this.nextRuns = null; // {expr, text} of the cron trigger's next runs, from the server
   }
 
   // --- test runs on the diagram ---------------------------------------------------------
@@ -261,6 +262,31 @@ export class WorkflowPane {
       run: this.runStates(),
       onRunStep: (key) => this.openRunStep(key),
     });
+    const runs = this.nextRunsNote();
+    if (runs) this.el.diagram.prepend(runs);
+  }
+
+  // Above the diagram: when an enabled cron trigger runs next (the server steps the
+  // expression on its clock: GET /v1/cron/next-runs); asked again when the expression
+  // changes, drawn once the answer comes.
+  nextRunsNote() {
+    const trigger = this.model.triggers.find((t) => t.type === "cron" && t.enabled && t.cron);
+    if (!trigger) return null;
+    const expr = trigger.cron;
+    if (!this.nextRuns || this.nextRuns.expr !== expr) {
+      this.nextRuns = { expr, text: null };
+      api("GET", `/v1/cron/next-runs?expr=${encodeURIComponent(expr)}`)
+        .then((answer) => {
+          if (this.nextRuns && this.nextRuns.expr === expr && answer.text) {
+            this.nextRuns.text = answer.text;
+            if (!this.draft && this.model) this.renderDiagramPane();
+          }
+        })
+        .catch(() => {}); // an expression the server refuses: validation says why elsewhere
+      return null;
+    }
+    if (!this.nextRuns.text) return null;
+    return h("p", { class: "next-runs muted", role: "note" }, `Next runs: ${this.nextRuns.text}`);
   }
 
   renderYaml() {
