@@ -2,7 +2,7 @@
 
 A :class:`Case` is one request on a sample workflow (:mod:`.documents`) and what
 must come of it: the tool calls, the steps, edges and trigger that result, and
-what the answer says. A rule's :class:`~agents.models.offline.rules.Example` is
+what the answer says. A rule's :class:`~agents.offline.rules.Example` is
 checked the same way, and must be answered by that rule.
 """
 
@@ -16,9 +16,9 @@ from typing import Any, Literal
 import pytest
 
 from agents.models.base import ModelRequest, RequestContext
-from agents.models.offline import OfflineModel
-from agents.models.offline.planner import plan
-from agents.models.offline.rules import TRACE, Example, Rule
+from agents.offline import OfflineModel
+from agents.offline.planner import plan
+from agents.offline.rules import TRACE, Example, Rule
 from tests.agents.offline.documents import DOCS
 from tests.agents.offline.harness import run_turn
 from tools.catalogue.names import adaptor_short_name

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from agents.models.base import ModelRequest, RequestContext
-from agents.models.offline.codegen import starter_code
-from agents.models.offline.rules import Example, Rule
-from agents.models.offline.rules import code as code_rules
+from agents.offline.codegen import starter_code
+from agents.offline.rules import Example, Rule
+from agents.offline.rules import code as code_rules
 from tests.agents.offline.cases import (
     Case,
     ask,

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from agents.models.offline.rules import Example, Rule
-from agents.models.offline.rules import messages as other_rules
+from agents.offline.rules import Example, Rule
+from agents.offline.rules import messages as other_rules
 from tests.agents.offline.cases import (
     Case,
     check_case,

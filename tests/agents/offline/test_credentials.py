@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models.offline.rules import Example, Rule
-from agents.models.offline.rules import credentials as credential_rules
+from agents.offline.rules import Example, Rule
+from agents.offline.rules import credentials as credential_rules
 from tests.agents.offline.cases import Case, check_case, check_example, example_params
 
 CASES = [

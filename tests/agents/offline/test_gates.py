@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models.offline.rules import Example, Rule
-from agents.models.offline.rules import gates as gate_rules
+from agents.offline.rules import Example, Rule
+from agents.offline.rules import gates as gate_rules
 from tests.agents.offline.cases import (
     Case,
     check_case,

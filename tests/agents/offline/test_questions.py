@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models.offline.rules import Example, Rule
-from agents.models.offline.rules import questions as question_rules
+from agents.offline.rules import Example, Rule
+from agents.offline.rules import questions as question_rules
 from tests.agents.offline.cases import (
     Case,
     check_case,

@@ -2,17 +2,17 @@
 
 The README's grammar tables and the capability answer are generated from the
 rules' examples; a stale README fails here (regenerate it with
-``python -m agents.models.offline.rules --readme``).
+``python -m agents.offline.rules --readme``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agents.models.offline import planner
-from agents.models.offline.rules import RULES, SECTIONS, capabilities, render_readme
-from agents.models.offline.rules.__main__ import main
-from agents.models.offline.rules.docs import README
+from agents.offline import planner
+from agents.offline.rules import RULES, SECTIONS, capabilities, render_readme
+from agents.offline.rules.__main__ import main
+from agents.offline.rules.docs import README
 from tests.agents.offline import (
     test_build,
     test_code,
@@ -69,7 +69,7 @@ def test_capabilities_are_rendered_from_the_examples() -> None:
 def test_readme_grammar_is_current() -> None:
     text = README.read_text(encoding="utf-8")
     assert render_readme(text) == text, (
-        "README.md's grammar tables are stale: run python -m agents.models.offline.rules --readme"
+        "README.md's grammar tables are stale: run python -m agents.offline.rules --readme"
     )
     for rule in RULES:
         for example in rule.examples:

@@ -8,10 +8,10 @@ import json
 import pytest
 
 from agents.models.base import RequestContext
-from agents.models.offline.plan import Plan, Reply
-from agents.models.offline.planner import plan
-from agents.models.offline.rules import Example, Rule
-from agents.models.offline.rules import runs as run_rules
+from agents.offline.plan import Plan, Reply
+from agents.offline.planner import plan
+from agents.offline.rules import Example, Rule
+from agents.offline.rules import runs as run_rules
 from tests.agents.offline.cases import (
     Case,
     check_case,

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.models.offline import spec_layout
-from agents.models.offline.spec import Refusal, read_spec
-from agents.models.offline.spec_revise import revise_plan
+from agents.offline import spec_layout
+from agents.offline.spec import Refusal, read_spec
+from agents.offline.spec_revise import revise_plan
 from tools.document.names import derive_key
 from tools.plan import ProjectPlan, check_plan, contracts, plan_delta
 from tools.plan.model import KEY_PATTERN

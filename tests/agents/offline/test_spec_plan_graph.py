@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.events import Event
-from agents.models.offline import OfflineModel
+from agents.offline import OfflineModel
 from tests.agents.plan.helpers import PlanHarness, proposed
 from tools.document import WorkflowDocument
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from agents.models.base import ModelRequest, ModelResponse, RequestContext
-from agents.models.offline import OfflineModel
-from agents.models.offline.spec import read_spec
+from agents.offline import OfflineModel
+from agents.offline.spec import read_spec
 from tools.plan import ProjectPlan
 from tools.plan.tool import PROPOSE_PLAN
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models.offline.rules import Example, Rule
-from agents.models.offline.rules import trigger as trigger_rules
-from agents.models.offline.schedule import find_schedule
+from agents.offline.rules import Example, Rule
+from agents.offline.rules import trigger as trigger_rules
+from agents.offline.schedule import find_schedule
 from tests.agents.offline.cases import (
     Case,
     check_case,
