@@ -40,7 +40,7 @@ ToolRound = list[tuple[str, dict[str, Any], str, bool]]
 
 
 class OfflineModel:
-    """Deterministic, rule-based stand-in for Claude (see README "Offline mode")."""
+    """Deterministic, rule-based stand-in for Claude (see agents/offline/README.md)."""
 
     name = "offline"
 

@@ -1,5 +1,5 @@
-"""Reading a structured spec into a project plan (plan mode, offline; README "Plan mode:
-the spec format").
+"""Reading a structured spec into a project plan (plan mode, offline; agents/offline/README.md,
+"Plan mode: the spec format").
 
 A spec is an optional title line and intro, then one section per process: a
 markdown heading (``## Coverage check``) or a numbered line on its own
@@ -45,7 +45,7 @@ FORMAT_HELP = (
     'sentence. In a section, "Every day at 7." sets a schedule (the default is a webhook), '
     '"After Intake." or "Uses Intake\'s result." names a process it depends on, and '
     '"Purpose:", "Inputs:" and "Outputs:" lines describe it. The format is described in '
-    'the README, "Plan mode: the spec format".'
+    'agents/offline/README.md, "Plan mode: the spec format".'
 )
 
 

@@ -1,5 +1,5 @@
-"""``python -m agents.offline.rules --readme [--check] [PATH]``: regenerate the
-README's grammar tables from the rules (``--check``: exit 1 if they are stale)."""
+"""``python -m agents.offline.rules --readme [--check] [PATH]``: regenerate the grammar
+tables of agents/offline/README.md from the rules (``--check``: exit 1 if they are stale)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 A rule is a name, the section of the docs it belongs to, the stage it runs at,
 its patterns (or none: then the handler is the matcher and returns None when
-the text is not for it), its handler, and examples. The README's grammar tables
+the text is not for it), its handler, and examples. The offline README's grammar tables
 and the capability answer are rendered from the examples, and the tests run
 every example through the real offline model, so the three cannot drift.
 
@@ -37,7 +37,7 @@ Compile = Callable[[str, Scratch, str | None], Outcome | None]
 class Example:
     """A request a rule understands and what it does.
 
-    ``does`` is the README's answer column (markdown). The tests run ``text`` (and
+    ``does`` is the offline README's answer column (markdown). The tests run ``text`` (and
     every phrasing in ``also``) on the sample workflow ``doc`` (referral, chain,
     empty, unnamed, single, disconnected: tests/agents/offline/documents.py), on the
     page of ``job_key`` if given, and check that the model makes exactly the tool

@@ -1,8 +1,8 @@
-"""The capability answer and the README's grammar tables, rendered from the rules'
-examples (so neither can drift from what the model does).
+"""The capability answer and the offline README's grammar tables, rendered from the
+rules' examples (so neither can drift from what the model does).
 
-``python -m agents.offline.rules --readme`` rewrites README.md's tables in
-place; ``--check`` fails when they are stale.
+``python -m agents.offline.rules --readme`` rewrites agents/offline/README.md's tables
+in place; ``--check`` fails when they are stale.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from agents.offline.rules.base import Example
 from agents.offline.rules.table import RULES, SECTIONS, Section
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+README = Path(__file__).resolve().parents[1] / "README.md"
 _BLOCK = re.compile(
     r"(?P<start><!-- grammar:start (?P<key>\w+)[^>]*-->\n)(?P<body>.*?)(?P<end><!-- grammar:end "
     r"(?P=key) -->)",

@@ -7,7 +7,7 @@
    "and then"): edges, code, trigger, then step edits, with "add" last.
 
 The first rule that answers wins (a rule answers None when the text is not for
-it). ``SECTIONS`` orders the docs: the README's grammar tables and the capability
+it). ``SECTIONS`` orders the docs: the offline README's grammar tables and the capability
 answer list each section's examples in table order.
 """
 
@@ -43,8 +43,8 @@ RULES: list[Rule] = [
 
 @dataclass(frozen=True)
 class Section:
-    """One README table (between ``<!-- grammar:start KEY -->`` and ``<!-- grammar:end
-    KEY -->``) and one line of the capability answer (``label: "menu", ...``)."""
+    """One table of the offline README (between ``<!-- grammar:start KEY -->`` and
+    ``<!-- grammar:end KEY -->``) and one line of the capability answer (``label: "menu", ...``)."""
 
     key: str
     label: str

@@ -1,7 +1,7 @@
 """The rule table itself: its shape, the docs rendered from it, and the case tables.
 
-The README's grammar tables and the capability answer are generated from the
-rules' examples; a stale README fails here (regenerate it with
+The grammar tables of agents/offline/README.md and the capability answer are generated
+from the rules' examples; a stale README fails here (regenerate it with
 ``python -m agents.offline.rules --readme``).
 """
 
@@ -69,7 +69,8 @@ def test_capabilities_are_rendered_from_the_examples() -> None:
 def test_readme_grammar_is_current() -> None:
     text = README.read_text(encoding="utf-8")
     assert render_readme(text) == text, (
-        "README.md's grammar tables are stale: run python -m agents.offline.rules --readme"
+        "agents/offline/README.md's grammar tables are stale: "
+        "run python -m agents.offline.rules --readme"
     )
     for rule in RULES:
         for example in rule.examples:
