@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import re
 
-from agents.offline.grammar import PRONOUN_OBJECTS, unquote
+from agents.offline.grammar import unquote
+from agents.offline.words import PRONOUN_OBJECTS
 from tools.catalogue.adaptors import load_catalogue
 
 # Words that suggest an adaptor, mapped to catalogue short names. Short names of every

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from agents.offline.words import ARTICLES as ARTICLE_WORDS
+from agents.offline.words import PRONOUN_OBJECTS, STOPWORDS, alternation
 from tools.document.names import sanitise_name
 
 _QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "`": "'", "«": '"', "»": '"'})
@@ -21,30 +23,7 @@ _POLITE = re.compile(
 )
 _TRAILING = re.compile(r"[\s.!?,;:]*(?:\bplease\b|\bthanks\b|\bthank you\b)?[\s.!?,;:]*$", re.I)
 QUOTED = re.compile(r"\"([^\"]+)\"|(?<![A-Za-z])'([^']+)'(?![A-Za-z])")
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "of",
-        "to",
-        "for",
-        "in",
-        "on",
-        "at",
-        "by",
-        "with",
-        "and",
-        "or",
-        "from",
-        "into",
-        "via",
-        "using",
-        "then",
-    ]
-)
-ARTICLES = re.compile(r"\b(?:a|an|the)\s+", re.I)
-PRONOUN_OBJECTS = frozenset({"it", "them", "this", "that", "those", "these"})
+ARTICLES = re.compile(rf"\b(?:{alternation(ARTICLE_WORDS)})\s+", re.I)
 
 
 def words(text: str) -> list[str]:

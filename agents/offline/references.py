@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from agents.offline.grammar import norm, unquote
 from agents.offline.plan import Reply
 from agents.offline.view import View
+from agents.offline.words import ARTICLES
 from tools.document.names import did_you_mean
 
 _NOISE = re.compile(
@@ -48,7 +49,7 @@ _VAGUE = re.compile(
     r"^(?:(?:the|a|an|that|this|which|one|some|any|it|them)\s*)?(?:steps?|jobs?|nodes?|one)?$",
     re.I,
 )
-_FILLER = frozenset({"the", "a", "an", "step", "job", "that", "which", "who", "one"})
+_FILLER = frozenset({*ARTICLES, "step", "job", "that", "which", "who", "one"})
 
 
 def is_vague(phrase: str) -> bool:

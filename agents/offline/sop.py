@@ -28,7 +28,6 @@ from agents.offline import sop_patterns as P
 from agents.offline.adaptor_words import find_adaptor, named_adaptors
 from agents.offline.conditions import Condition, parse_condition, require_clear
 from agents.offline.grammar import (
-    PRONOUN_OBJECTS,
     SUBJECT,
     VERBS,
     imperative,
@@ -38,6 +37,7 @@ from agents.offline.grammar import (
 from agents.offline.layout import Arm, Branch, Sop, Step
 from agents.offline.schedule import find_schedule
 from agents.offline.sop_patterns import ARRIVAL, FILLER, MARKER, WEBHOOK
+from agents.offline.words import ARTICLES, PREPOSITIONS, PRONOUN_OBJECTS
 
 __all__ = ["ARRIVAL", "FILLER", "MARKER", "WEBHOOK", "Piece", "parse_sop", "pieces_of"]
 from tools.document.names import derive_key
@@ -293,7 +293,7 @@ def _same(a: str, b: str) -> bool:
 
 
 def _content_words(text: str) -> set[str]:
-    skip = P.PREPOSITIONS | PRONOUN_OBJECTS | {"the", "a", "an", "and", "of", "clinical"}
+    skip = PREPOSITIONS | PRONOUN_OBJECTS | {*ARTICLES, "and", "of", "clinical"}
     found = {P.SYNONYMS.get(w, w) for w in re.findall(r"[a-z0-9]+", text.lower())}
     return {w for w in found if w not in skip}
 
@@ -305,7 +305,7 @@ def _object_of(name: str) -> str:
         words = words[1:]
     kept: list[str] = []
     for word in words:
-        if word.lower() in P.PREPOSITIONS or word.lower() in PRONOUN_OBJECTS:
+        if word.lower() in PREPOSITIONS or word.lower() in PRONOUN_OBJECTS:
             break
         kept.append(word)
     return " ".join(kept[:4])

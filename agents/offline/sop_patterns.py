@@ -103,9 +103,6 @@ INSPECTING = frozenset(
     )
 )
 PARTICLES = frozenset({"up", "out", "down", "off", "back", "over"})
-PREPOSITIONS = frozenset(
-    {"from", "to", "in", "into", "with", "by", "via", "on", "for", "at", "through", "using"}
-)
 WHETHER = re.compile(r"\b(?:whether|if)\s+(?:the\s+|a\s+|an\s+)?(?P<subject>[\w-]+)", re.I)
 THING = "THINGREF"
 SYNONYMS = {"docs": "documents", "doc": "document", "info": "information", "labs": "lab"}
