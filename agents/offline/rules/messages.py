@@ -205,9 +205,15 @@ RULES = [
                 also=(
                     "That's right, except when the coverage check returns `active` but there's a "
                     "`copay-exception` extension, you need to flag it for manual review.",
-                    "also email the supervisor after check coverage when the amount is over 500",
                 ),
                 says=("Flag for manual review", "Check coverage", "unchanged"),
+            ),
+            Example(
+                "also email the supervisor after check coverage when the amount is over 500",
+                "the same with \"also\": `add_jobs` + one `add_edges` from the step named, on "
+                "`!state.errors?.[upstreamStepId] && (state.data.amount > 500)`",
+                ("add_jobs", "add_edges"),
+                says=("Email supervisor", "Check coverage", "unchanged"),
             ),
             Example(
                 "any ortho referral with a plan code starting with PPO- also needs prior auth, "
@@ -216,7 +222,7 @@ RULES = [
                 'step ("ortho referral": the referral type is ortho, said in the reply); a '
                 "sentence it cannot place beside the rule changes nothing and says why",
                 ("add_edges",),
-                doc="branching",
+                doc="linda",
                 also=("Now any ortho referral with a copay exception also needs prior auth.",),
                 says=("Submit prior-auth request", "referral type", "unchanged"),
             ),

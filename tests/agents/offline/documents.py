@@ -254,3 +254,98 @@ edges:
     enabled: true
 """
 DOCS["branching"] = lambda: WorkflowDocument.from_yaml(BRANCHING_YAML)
+
+# The workflow Linda's paragraph builds (seed 000, test_build's build-expert-paragraph): the
+# BlueCross arm reaches prior auth through the portal step, so a rule that adds prior auth
+# for another kind of referral is a new arm from the decision, not a wider one.
+LINDA_YAML = """\
+name: Referral intake
+jobs:
+  pull-up-referral-in-epic:
+    id: 40000000-0000-4000-8000-000000000001
+    name: Pull up referral in Epic
+    adaptor: '@openfn/language-fhir@latest'
+    body: // Add operations here
+  check-insurance:
+    id: 40000000-0000-4000-8000-000000000002
+    name: Check insurance
+    adaptor: '@openfn/language-common@latest'
+    body: // Add operations here
+  go-to-bluecross-portal:
+    id: 40000000-0000-4000-8000-000000000003
+    name: Go to BlueCross portal
+    adaptor: '@openfn/language-http@latest'
+    body: // Add operations here
+  submit-prior-auth-request:
+    id: 40000000-0000-4000-8000-000000000004
+    name: Submit prior-auth request
+    adaptor: '@openfn/language-common@latest'
+    body: // Add operations here
+  verify-coverage-is-active:
+    id: 40000000-0000-4000-8000-000000000005
+    name: Verify coverage is active
+    adaptor: '@openfn/language-common@latest'
+    body: // Add operations here
+  attach-clinical-docs:
+    id: 40000000-0000-4000-8000-000000000006
+    name: Attach clinical docs
+    adaptor: '@openfn/language-common@latest'
+    body: // Add operations here
+triggers:
+  webhook:
+    id: 40000000-0000-4000-8000-000000000007
+    type: webhook
+    enabled: false
+edges:
+  pull-up-referral-in-epic->check-insurance:
+    id: 40000000-0000-4000-8000-000000000008
+    source_job: pull-up-referral-in-epic
+    target_job: check-insurance
+    condition_type: on_job_success
+    enabled: true
+  check-insurance->go-to-bluecross-portal:
+    id: 40000000-0000-4000-8000-000000000009
+    source_job: check-insurance
+    target_job: go-to-bluecross-portal
+    condition_type: js_expression
+    condition_expression: >-
+      !state.errors?.[upstreamStepId] && (state.data.insurance === 'BlueCross' &&
+      state.data.planCode?.startsWith('HMO'))
+    condition_label: BlueCross and plan code starts with HMO
+    enabled: true
+  go-to-bluecross-portal->submit-prior-auth-request:
+    id: 40000000-0000-4000-8000-000000000010
+    source_job: go-to-bluecross-portal
+    target_job: submit-prior-auth-request
+    condition_type: on_job_success
+    enabled: true
+  check-insurance->verify-coverage-is-active:
+    id: 40000000-0000-4000-8000-000000000011
+    source_job: check-insurance
+    target_job: verify-coverage-is-active
+    condition_type: js_expression
+    condition_expression: >-
+      !state.errors?.[upstreamStepId] && (!(state.data.insurance === 'BlueCross' &&
+      state.data.planCode?.startsWith('HMO')))
+    condition_label: otherwise
+    enabled: true
+  submit-prior-auth-request->attach-clinical-docs:
+    id: 40000000-0000-4000-8000-000000000012
+    source_job: submit-prior-auth-request
+    target_job: attach-clinical-docs
+    condition_type: on_job_success
+    enabled: true
+  verify-coverage-is-active->attach-clinical-docs:
+    id: 40000000-0000-4000-8000-000000000013
+    source_job: verify-coverage-is-active
+    target_job: attach-clinical-docs
+    condition_type: on_job_success
+    enabled: true
+  webhook->pull-up-referral-in-epic:
+    id: 40000000-0000-4000-8000-000000000014
+    source_trigger: webhook
+    target_job: pull-up-referral-in-epic
+    condition_type: always
+    enabled: true
+"""
+DOCS["linda"] = lambda: WorkflowDocument.from_yaml(LINDA_YAML)

@@ -1,4 +1,4 @@
-"""The rule table itself: its shape, the docs rendered from it, and the case tables.
+"""The rule table itself: its shape and the docs rendered from it.
 
 The grammar tables of agents/offline/README.md and the capability answer are generated
 from the rules' examples; a stale README fails here (regenerate it with
@@ -13,33 +13,8 @@ from agents.offline import planner
 from agents.offline.rules import RULES, SECTIONS, capabilities, render_readme
 from agents.offline.rules.__main__ import main
 from agents.offline.rules.docs import README
-from tests.agents.offline import (
-    test_build,
-    test_code,
-    test_commands,
-    test_edges,
-    test_questions,
-    test_replies,
-    test_steps,
-    test_trigger,
-)
 
-CASES = [
-    *test_build.CASES,
-    *test_steps.CASES,
-    *test_edges.CASES,
-    *test_trigger.CASES,
-    *test_code.CASES,
-    *test_commands.CASES,
-    *test_questions.CASES,
-    *test_replies.CASES,
-]
 _STAGES = ["message", "question", "command"]
-
-
-def test_case_ids_are_unique() -> None:
-    # Ids name the parametrised cases: two alike would hide one case behind the other.
-    assert len({c.id for c in CASES}) == len(CASES)
 
 
 def test_rules_are_named_ordered_and_exemplified() -> None:
@@ -60,7 +35,6 @@ def test_capabilities_are_rendered_from_the_examples() -> None:
     text = capabilities()
     assert text == planner.CAPABILITIES
     menus = [e.menu for rule in RULES for e in rule.examples if e.menu]
-    assert len(menus) >= 15
     for menu in menus:
         assert f'"{menu}"' in text
     assert "rename A to B" in text and "ANTHROPIC_API_KEY" in text
