@@ -210,7 +210,7 @@ RULES = [
             ),
             Example(
                 "also email the supervisor after check coverage when the amount is over 500",
-                "the same with \"also\": `add_jobs` + one `add_edges` from the step named, on "
+                'the same with "also": `add_jobs` + one `add_edges` from the step named, on '
                 "`!state.errors?.[upstreamStepId] && (state.data.amount > 500)`",
                 ("add_jobs", "add_edges"),
                 says=("Email supervisor", "Check coverage", "unchanged"),
