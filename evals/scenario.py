@@ -4,7 +4,7 @@ A scenario is YAML under ``evals/scenarios/`` (one file may hold a list of
 scenarios). Which models it runs on is data too:
 
 - ``offline: true`` -- the offline model is documented to handle it
-  (``agents/models/offline``), so the CI smoke run scores it;
+  (``agents/offline``), so the CI smoke run scores it;
 - ``script:`` -- the model's turns, played back by ``ScriptedModel`` through the
   real graph (tests the harness and the graph, not a model);
 - every scenario runs on ``anthropic`` (the ones with neither are anthropic-only).

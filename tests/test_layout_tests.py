@@ -17,9 +17,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # Modules outside tests/ that may reuse test helpers (benches drive the same fakes).
 IMPORTERS = ("tests", "bench")
-# tests/agents/offline/ is being rewritten on another branch (its tables become data files);
-# it is checked once that work lands. Remove an entry here as soon as the folder passes.
-PENDING = ("tests/agents/offline/",)
 
 
 def _is_test_or_conftest(module: str) -> bool:
@@ -48,8 +45,6 @@ def _offenders() -> list[str]:
     for top in IMPORTERS:
         for path in sorted((ROOT / top).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
-            if rel.startswith(PENDING):
-                continue
             for line, module in _imported_modules(path):
                 if _is_test_or_conftest(module):
                     offenders.append(f"{rel}:{line} imports {module}")
@@ -65,11 +60,6 @@ def test_the_rule_sees_a_test_module_a_conftest_and_a_helper() -> None:
     assert _is_test_or_conftest("tests.integration.conftest")
     assert not _is_test_or_conftest("tests.app.service.helpers")
     assert not _is_test_or_conftest("tests.app.service")
-
-
-def test_pending_folders_exist() -> None:
-    """A PENDING entry for a folder that is gone hides nothing and should be removed."""
-    assert all((ROOT / folder).is_dir() for folder in PENDING)
 
 
 def test_every_test_is_bounded_in_time(pytestconfig: pytest.Config) -> None:

@@ -169,7 +169,7 @@ def token_counter(models: Mapping[ModelRole, ChatModel]) -> TokenCounter:
 
 def offline_models() -> dict[ModelRole, ChatModel]:
     """The offline model (no network, no key) for every role."""
-    from agents.models.offline import OfflineModel
+    from agents.offline import OfflineModel
 
     return dict.fromkeys(ROLES, OfflineModel())
 

@@ -2,7 +2,7 @@
 
 After the user approves a plan, each workflow is built by an ordinary planner run
 on an empty document. :func:`build_request` is that run's user text: a build
-request the offline SOP reader (:mod:`agents.models.offline.sop`) turns into the
+request the offline SOP reader (:mod:`agents.offline.sop`) turns into the
 workflow the plan describes -- its name, its trigger, its steps in order -- and
 that reads as a plain instruction to Claude too. :func:`plan_context` is the whole
 plan in a few lines, for the Claude path's prompt: the workflow being built, what

@@ -11,6 +11,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from agents.offline.words import (
+    ADDED_VERBS,
+    ARTICLES,
+    NAME_ENDS,
+    NAMING_WORDS,
+    NOT_A_CLAIM,
+    NOT_STEPS,
+    NUMBER_WORDS,
+    REMOVED_VERBS,
+    STEP_NOUNS,
+    alternation,
+)
 from evals.execute import RunOutcome
 from evals.graders.base import GradeResult, norm
 from evals.scenario import Scenario
@@ -18,9 +30,12 @@ from tools.document import WorkflowDocument
 from tools.document.structure import Structure
 
 _QUOTED = r"\"[^\"\n]+\"|“[^”\n]+”|'[^'\n]+'"
-_FILLER = r"(?:(?:a|an|the|new|\d+|one|two|three|step|steps|job|jobs|called|named):?\s+)*"
+_FILLER = (
+    rf"(?:(?:{alternation(ARTICLES)}|new|\d+|{alternation(NUMBER_WORDS)}|"
+    rf"{alternation(STEP_NOUNS)}|{alternation(NAMING_WORDS)}):?\s+)*"
+)
 _ADD_REMOVE = re.compile(
-    rf"\b(added|created|inserted|appended|removed|deleted)\b\s+({_FILLER})"
+    rf"\b({alternation(ADDED_VERBS + REMOVED_VERBS)})\b\s+({_FILLER})"
     rf"({_QUOTED}|[^\s.,;:!?()\n][^.,;:!?()\n]*)",
     re.IGNORECASE,
 )
@@ -34,22 +49,9 @@ _NO_CHANGE = re.compile(
     r"left the workflow (?:as it was|unchanged)|the workflow (?:was|is) (?:not changed|unchanged)",
     re.IGNORECASE,
 )
-_NEGATION = re.compile(r"(?:not|n't|never|without|could|would|should|will|can|to)\s+$", re.I)
-_STOP = re.compile(
-    r"\s+(?:after|before|between|to|with|using|that|which|so|in|on|from|at|for|as|now|because)\b.*",
-    re.IGNORECASE,
-)
+_NEGATION = re.compile(rf"(?:{alternation(NOT_A_CLAIM)})\s+$", re.I)
+_STOP = re.compile(rf"\s+(?:{alternation(NAME_ENDS)})\b.*", re.IGNORECASE)
 _LISTED = re.compile(rf"(?:\s*(?:,|and|, and)\s*(?:{_QUOTED}))+")
-_NOT_STEPS = (
-    "workflow",
-    "edge",
-    "trigger",
-    "connection",
-    "condition",
-    "branch",
-    "code",
-    "schedule",
-)
 
 
 @dataclass
@@ -103,7 +105,7 @@ def check_claims(reply: str, diff: Diff) -> tuple[list[str], int]:
             continue
         verb, filler, obj = match.group(1).lower(), match.group(2).lower(), match.group(3)
         quoted = obj[0] in "\"“'"
-        if any(word in filler or obj.lower().startswith(word) for word in _NOT_STEPS):
+        if any(word in filler or obj.lower().startswith(word) for word in NOT_STEPS):
             continue
         if not quoted and "step" not in filler and "job" not in filler and not obj[0].isupper():
             continue
@@ -111,7 +113,7 @@ def check_claims(reply: str, diff: Diff) -> tuple[list[str], int]:
         if quoted:  # "Added the steps "A" and "B"": the quoted names listed right after
             listed = _LISTED.match(reply, match.end())
             names += [q[1:-1] for q in re.findall(_QUOTED, listed.group(0))] if listed else []
-        pool = diff.added if verb in ("added", "created", "inserted", "appended") else diff.removed
+        pool = diff.added if verb in ADDED_VERBS else diff.removed
         for name in names:
             if (
                 diff.workflow_name

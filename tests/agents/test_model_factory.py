@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from agents.models import AnthropicModel
 from agents.models.factory import DEFAULT_MODEL_IDS, ModelConfig, build_models
-from agents.models.offline import OfflineModel
+from agents.offline import OfflineModel
 
 
 def test_without_a_key_every_role_gets_the_one_offline_model() -> None:

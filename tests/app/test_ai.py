@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agents.models import AnthropicModel
 from agents.models.factory import DEFAULT_MODEL_IDS, ModelConfig
-from agents.models.offline import OfflineModel
+from agents.offline import OfflineModel
 from app.ai import build_models, model_config
 from app.settings import Settings
 

@@ -2,8 +2,29 @@
 
 A :class:`Case` is one request on a sample workflow (:mod:`.documents`) and what
 must come of it: the tool calls, the steps, edges and trigger that result, and
-what the answer says. A rule's :class:`~agents.models.offline.rules.Example` is
+what the answer says. A rule's :class:`~agents.offline.rules.Example` is
 checked the same way, and must be answered by that rule.
+
+The cases are data: ``data/<area>.yaml``, a list of cases, each a mapping::
+
+    - id: build-sentence              # unique over every file: it names the test
+      doc: empty                      # the sample workflow (documents.DOCS)
+      text: create a workflow that ...
+      options: {page: job, job_key: send-email}   # run_turn's keyword arguments
+      calls:                          # the tool calls in order, each with a subset of
+      - create_workflow: {name: X}    # its arguments ([] : none; absent: not checked)
+      jobs: {get-referrals: [Get referrals, http]}  # key: [name, adaptor], all of them
+      edges:                          # every edge, "source -> target": its condition
+        webhook -> get-referrals: always
+        check -> submit: {guarded: "state.data.plan === 'HMO'", label: HMO}
+        check -> other: {js: "state.data.x", label: x}   # written as is, no guard
+      trigger: {type: cron, cron: 0 7 * * 1-5, enabled: false}
+      says: [Created the workflow]    # fragments of the answer (any case)
+      never_says: [...]
+      unchanged: true                 # the document is exactly as it was
+
+``guarded`` is a JS edge behind the runtime's success guard (``ok_and``); any other
+mapping is the edge's fields as they are.
 """
 
 from __future__ import annotations
@@ -11,15 +32,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from ruamel.yaml import YAML
 
 from agents.models.base import ModelRequest, RequestContext
-from agents.models.offline import OfflineModel
-from agents.models.offline.planner import plan
-from agents.models.offline.rules import TRACE, Example, Rule
-from tests.agents.offline.documents import DOCS
+from agents.offline import OfflineModel
+from agents.offline.planner import plan
+from agents.offline.rules import TRACE, Example, Rule
+from tests.agents.offline.documents import DOCS, js, ok_and
 from tests.agents.offline.harness import run_turn
 from tools.catalogue.names import adaptor_short_name
 from tools.document import WorkflowDocument
@@ -41,6 +64,68 @@ class Case:
     never_says: tuple[str, ...] = ()
     unchanged: bool = False
     options: dict[str, Any] = field(default_factory=dict)
+
+
+DATA = Path(__file__).parent / "data"
+_KEYS = {
+    "id",
+    "doc",
+    "text",
+    "options",
+    "calls",
+    "jobs",
+    "edges",
+    "trigger",
+    "says",
+    "never_says",
+    "unchanged",
+}
+
+
+def _edge(value: Any) -> Any:
+    if isinstance(value, str):
+        return value
+    value = dict(value)
+    if "guarded" in value:
+        return js(ok_and(value.pop("guarded")), value.pop("label", None))
+    if "js" in value:
+        return js(value.pop("js"), value.pop("label", None))
+    return value
+
+
+def _case(raw: dict[str, Any]) -> Case:
+    unknown = set(raw) - _KEYS
+    assert not unknown, (raw.get("id"), sorted(unknown))
+    calls = raw.get("calls")
+    jobs = raw.get("jobs")
+    edges = raw.get("edges")
+    trigger = raw.get("trigger")
+    return Case(
+        id=raw["id"],
+        doc=raw["doc"],
+        text=raw["text"],
+        calls=None
+        if calls is None
+        else tuple((name, args) for call in calls for name, args in call.items()),
+        jobs=None if jobs is None else {k: (v[0], v[1]) for k, v in jobs.items()},
+        edges=None
+        if edges is None
+        else {
+            (pair.split(" -> ")[0], pair.split(" -> ")[1]): _edge(v) for pair, v in edges.items()
+        },
+        trigger=None if trigger is None else (trigger["type"], trigger["cron"], trigger["enabled"]),
+        says=tuple(raw.get("says", ())),
+        never_says=tuple(raw.get("never_says", ())),
+        unchanged=bool(raw.get("unchanged", False)),
+        options=dict(raw.get("options", {})),
+    )
+
+
+def load_cases(*areas: str) -> list[Case]:
+    """The cases of ``data/<area>.yaml`` (every file without ``areas``), in file order."""
+    paths = [DATA / f"{area}.yaml" for area in areas] or sorted(DATA.glob("*.yaml"))
+    yaml = YAML(typ="safe", pure=True)
+    return [_case(raw) for path in paths for raw in yaml.load(path.read_text(encoding="utf-8"))]
 
 
 def _subset(expected: Any, actual: Any) -> bool:

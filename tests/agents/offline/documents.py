@@ -1,112 +1,24 @@
-"""Sample workflows the offline-model tests (and the rules' examples) run on."""
+"""Sample workflows the offline-model tests (and the rules' examples) run on; their YAML is in
+data/docs/."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tools.document import WorkflowDocument
 
-REFERRAL_YAML = """\
-name: Referral intake
-jobs:
-  get-referrals:
-    id: 00000000-0000-4000-8000-000000000001
-    name: Get referrals
-    adaptor: '@openfn/language-http@latest'
-    body: |
-      get('/referrals');
-  check-coverage:
-    id: 00000000-0000-4000-8000-000000000002
-    name: Check coverage
-    adaptor: '@openfn/language-fhir@latest'
-    body: // Add operations here
-  send-email:
-    id: 00000000-0000-4000-8000-000000000003
-    name: Send email
-    adaptor: '@openfn/language-gmail@latest'
-    body: // Add operations here
-  send-sms:
-    id: 00000000-0000-4000-8000-000000000004
-    name: Send SMS
-    adaptor: '@openfn/language-twilio@latest'
-    body: // Add operations here
-triggers:
-  webhook:
-    id: 00000000-0000-4000-8000-000000000005
-    type: webhook
-    enabled: false
-edges:
-  webhook->get-referrals:
-    id: 00000000-0000-4000-8000-000000000006
-    source_trigger: webhook
-    target_job: get-referrals
-    condition_type: always
-    enabled: true
-  get-referrals->check-coverage:
-    id: 00000000-0000-4000-8000-000000000007
-    source_job: get-referrals
-    target_job: check-coverage
-    condition_type: on_job_success
-    enabled: true
-  check-coverage->send-email:
-    id: 00000000-0000-4000-8000-000000000008
-    source_job: check-coverage
-    target_job: send-email
-    condition_type: on_job_success
-    enabled: true
-  check-coverage->send-sms:
-    id: 00000000-0000-4000-8000-000000000009
-    source_job: check-coverage
-    target_job: send-sms
-    condition_type: on_job_failure
-    enabled: true
-"""
+SAMPLES = Path(__file__).parent / "data" / "docs"
 
-CHAIN_YAML = """\
-name: Patient sync
-jobs:
-  fetch-patients:
-    id: 10000000-0000-4000-8000-000000000001
-    name: Fetch patients
-    adaptor: '@openfn/language-dhis2@latest'
-    body: // Add operations here
-  transform-data:
-    id: 10000000-0000-4000-8000-000000000002
-    name: Transform data
-    adaptor: '@openfn/language-common@latest'
-    body: // Add operations here
-  upsert-records:
-    id: 10000000-0000-4000-8000-000000000003
-    name: Upsert records
-    adaptor: '@openfn/language-postgresql@latest'
-    body: // Add operations here
-triggers:
-  cron:
-    id: 10000000-0000-4000-8000-000000000004
-    type: cron
-    enabled: true
-    cron_expression: 0 9 * * *
-edges:
-  cron->fetch-patients:
-    id: 10000000-0000-4000-8000-000000000005
-    source_trigger: cron
-    target_job: fetch-patients
-    condition_type: always
-    enabled: true
-  fetch-patients->transform-data:
-    id: 10000000-0000-4000-8000-000000000006
-    source_job: fetch-patients
-    target_job: transform-data
-    condition_type: on_job_success
-    enabled: true
-  transform-data->upsert-records:
-    id: 10000000-0000-4000-8000-000000000007
-    source_job: transform-data
-    target_job: upsert-records
-    condition_type: on_job_success
-    enabled: true
-"""
+
+def _sample(name: str) -> str:
+    return (SAMPLES / f"{name}.yaml").read_text(encoding="utf-8")
+
+
+REFERRAL_YAML = _sample("referral")
+
+CHAIN_YAML = _sample("chain")
 
 DOCS: dict[str, Callable[[], WorkflowDocument]] = {
     "referral": lambda: WorkflowDocument.from_yaml(REFERRAL_YAML),
@@ -126,15 +38,7 @@ DOCS: dict[str, Callable[[], WorkflowDocument]] = {
     ),
 }
 
-SINGLE_YAML = """\
-name: Lonely
-jobs:
-  fetch-patients:
-    id: 20000000-0000-4000-8000-000000000001
-    name: Fetch patients
-    adaptor: '@openfn/language-dhis2@latest'
-    body: // Add operations here
-"""
+SINGLE_YAML = _sample("single")
 DOCS["single"] = lambda: WorkflowDocument.from_yaml(SINGLE_YAML)
 
 REFERRAL_JOBS = {
@@ -188,69 +92,11 @@ def js(expression: str, label: str | None = None) -> dict[str, Any]:
 
 
 # A decision with two arms that meet again (the shape of Linda's coverage check, seed 000).
-BRANCHING_YAML = """\
-name: Coverage check
-jobs:
-  check-insurance:
-    id: 30000000-0000-4000-8000-000000000001
-    name: Check insurance
-    adaptor: '@openfn/language-common@latest'
-    body: // Add operations here
-  submit-prior-auth-request:
-    id: 30000000-0000-4000-8000-000000000002
-    name: Submit prior-auth request
-    adaptor: '@openfn/language-http@latest'
-    body: // Add operations here
-  verify-coverage-is-active:
-    id: 30000000-0000-4000-8000-000000000003
-    name: Verify coverage is active
-    adaptor: '@openfn/language-common@latest'
-    body: // Add operations here
-  attach-clinical-docs:
-    id: 30000000-0000-4000-8000-000000000004
-    name: Attach clinical docs
-    adaptor: '@openfn/language-common@latest'
-    body: // Add operations here
-triggers:
-  webhook:
-    type: webhook
-    enabled: false
-edges:
-  webhook->check-insurance:
-    id: 30000000-0000-4000-8000-000000000011
-    source_trigger: webhook
-    target_job: check-insurance
-    condition_type: always
-    enabled: true
-  check-insurance->submit-prior-auth-request:
-    id: 30000000-0000-4000-8000-000000000012
-    source_job: check-insurance
-    target_job: submit-prior-auth-request
-    condition_type: js_expression
-    condition_expression: >-
-      !state.errors?.[upstreamStepId] && (state.data.insurance === 'BlueCross')
-    condition_label: BlueCross
-    enabled: true
-  check-insurance->verify-coverage-is-active:
-    id: 30000000-0000-4000-8000-000000000013
-    source_job: check-insurance
-    target_job: verify-coverage-is-active
-    condition_type: js_expression
-    condition_expression: >-
-      !state.errors?.[upstreamStepId] && (state.data.insurance !== 'BlueCross')
-    condition_label: not BlueCross
-    enabled: true
-  submit-prior-auth-request->attach-clinical-docs:
-    id: 30000000-0000-4000-8000-000000000014
-    source_job: submit-prior-auth-request
-    target_job: attach-clinical-docs
-    condition_type: on_job_success
-    enabled: true
-  verify-coverage-is-active->attach-clinical-docs:
-    id: 30000000-0000-4000-8000-000000000015
-    source_job: verify-coverage-is-active
-    target_job: attach-clinical-docs
-    condition_type: on_job_success
-    enabled: true
-"""
+BRANCHING_YAML = _sample("branching")
 DOCS["branching"] = lambda: WorkflowDocument.from_yaml(BRANCHING_YAML)
+
+# The workflow Linda's paragraph builds (seed 000, data/build.yaml's build-expert-paragraph): the
+# BlueCross arm reaches prior auth through the portal step, so a rule that adds prior auth
+# for another kind of referral is a new arm from the decision, not a wider one.
+LINDA_YAML = _sample("linda")
+DOCS["linda"] = lambda: WorkflowDocument.from_yaml(LINDA_YAML)

@@ -21,7 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.graph import build_graph
 from agents.models.base import ModelRequest, ModelResponse
-from agents.models.offline import OfflineModel
+from agents.offline import OfflineModel
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, InMemoryCommitter, TurnRuntime
 from agents.state import TurnInput

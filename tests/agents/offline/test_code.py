@@ -10,119 +10,12 @@ from typing import Any
 import pytest
 
 from agents.models.base import ModelRequest, RequestContext
-from agents.models.offline.codegen import starter_code
-from agents.models.offline.rules import Example, Rule
-from agents.models.offline.rules import code as code_rules
-from tests.agents.offline.cases import (
-    Case,
-    ask,
-    check_case,
-    check_example,
-    check_read_only,
-    example_params,
-)
-from tests.agents.offline.documents import (
-    DOCS,
-    REFERRAL_JOBS,
-)
+from agents.offline.codegen import starter_code
+from tests.agents.offline.cases import ask
+from tests.agents.offline.documents import DOCS
 from tools.catalogue.adaptors import load_catalogue
 from tools.document.redaction import redact
 from tools.jobcode import STANDARD_EMPTY_BODY, check_job_code
-
-CASES = [
-    # --- code --------------------------------------------------------------------------
-    Case(
-        "code-via-planner",
-        "referral",
-        "write the code for check coverage to fetch the Coverage for the patient",
-        calls=(
-            ("call_job_code_agent", {"job_key": "check-coverage"}),
-            ("edit_job_code", {"job_key": "check-coverage"}),
-        ),
-        says=("Check coverage", "get(...)"),
-    ),
-    Case(
-        "code-direct-route-on-step-page",
-        "referral",
-        "write code that sends the result by email",
-        options={"page": "job", "job_key": "send-email"},
-        calls=(("edit_job_code", {"job_key": "send-email"}),),
-    ),
-    Case(
-        "code-for-all-steps",
-        "chain",
-        "write code for all steps",
-        # The graph runs the three code agents together, after the planner's round.
-        calls=(
-            ("call_job_code_agent", {"job_key": "fetch-patients"}),
-            ("call_job_code_agent", {"job_key": "transform-data"}),
-            ("call_job_code_agent", {"job_key": "upsert-records"}),
-            ("edit_job_code", {"job_key": "fetch-patients"}),
-            ("edit_job_code", {"job_key": "transform-data"}),
-            ("edit_job_code", {"job_key": "upsert-records"}),
-        ),
-    ),
-    Case(
-        "code-existing-is-not-overwritten",
-        "referral",
-        "fix the code",
-        options={"page": "job", "job_key": "get-referrals"},
-        calls=(),
-        unchanged=True,
-        says=("already has code", "not changed"),
-    ),
-    # --- review fixes: existing code is not overwritten unless asked ------------------------
-    Case(
-        "code-all-steps-skips-steps-with-code",
-        "referral",
-        "write code for all steps",
-        calls=(
-            ("call_job_code_agent", {"job_key": "check-coverage"}),
-            ("call_job_code_agent", {"job_key": "send-email"}),
-            ("call_job_code_agent", {"job_key": "send-sms"}),
-            ("edit_job_code", {"job_key": "check-coverage"}),
-            ("edit_job_code", {"job_key": "send-email"}),
-            ("edit_job_code", {"job_key": "send-sms"}),
-        ),
-        says=('Skipped "Get referrals"', "already has code", 'Wrote starter code for "Send SMS"'),
-        never_says=("The code agent said", "lines of code for"),
-    ),
-    Case(
-        "code-all-steps-rewrite-replaces-existing",
-        "referral",
-        "rewrite the code for all steps",
-        calls=(
-            *(("call_job_code_agent", {"job_key": key}) for key in REFERRAL_JOBS),
-            *(("edit_job_code", {"job_key": key}) for key in REFERRAL_JOBS),
-        ),
-        never_says=("Skipped",),
-    ),
-    Case(
-        "code-write-for-step-with-code-is-not-overwritten",
-        "referral",
-        "write the code for get referrals to fetch patients",
-        calls=(("call_job_code_agent", {"job_key": "get-referrals"}),),
-        unchanged=True,
-        says=("already has code", "rewrite the code for Get referrals", "not changed"),
-        never_says=("call_job_code_agent", "code_not_written", "failed:"),
-    ),
-]
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_phrasing(case: Case) -> None:
-    check_case(case)
-
-
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_read_only_never_emits_mutating_tools(case: Case) -> None:
-    check_read_only(case)
-
-
-@pytest.mark.parametrize(("rule", "example", "text"), example_params(code_rules.RULES))
-def test_rule_examples(rule: Rule, example: Example, text: str) -> None:
-    check_example(rule, example, text)
-
 
 REQUESTS = [
     "fetch the patients from /api/patients",

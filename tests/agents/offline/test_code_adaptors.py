@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models.offline.codegen import minimal_code, starter_code
+from agents.offline.codegen import minimal_code, starter_code
 from tools.catalogue.adaptors import load_catalogue
 from tools.jobcode import check_job_code
 

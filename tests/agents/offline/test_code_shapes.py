@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from agents.models.offline.codegen import starter_code
-from agents.models.offline.conditions import parse_condition
+from agents.offline.codegen import starter_code
+from agents.offline.conditions import parse_condition
 from tools.catalogue.adaptors import load_catalogue
 from tools.document.conditions import expression_problem
 from tools.jobcode import check_job_code, top_level_operations

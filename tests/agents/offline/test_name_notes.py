@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from agents.models.offline.grammar import NAME_RULE, name_note
+from agents.offline.grammar import NAME_RULE, name_note
 from tests.agents.offline.documents import REFERRAL_YAML
 from tests.agents.offline.harness import run_turn
-from tests.agents.offline.test_spec_turn import SPECS, ask, example, project
+from tests.agents.offline.plan_helpers import SPECS, ask, example, project
 from tools.document import WorkflowDocument
 
 NOTE = f'Named it "{{}}" ({NAME_RULE}).'

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models.offline.grammar import fit_name, step_name
+from agents.offline.grammar import fit_name, step_name
 from tests.agents.offline.documents import REFERRAL_YAML
 from tests.agents.offline.harness import run_turn
 from tools.document import WorkflowDocument

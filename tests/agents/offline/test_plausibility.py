@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.models.offline.layout import Sop, Step
-from agents.models.offline.plausibility import check_build, name_problem
-from agents.models.offline.sop import parse_sop
+from agents.offline.layout import Sop, Step
+from agents.offline.plausibility import check_build, name_problem
+from agents.offline.sop import parse_sop
 from tests.agents.offline.documents import DOCS
 from tests.agents.offline.harness import run_turn
 
@@ -113,8 +113,8 @@ def test_an_add_with_a_fragment_name_changes_nothing() -> None:
 
 def test_the_plan_shown_names_the_otherwise_arm_as_the_build_would() -> None:
     """After a failure arm, "otherwise" is the success path: the plan says so."""
-    from agents.models.offline.conditions import FAILURE
-    from agents.models.offline.layout import Arm, Branch
+    from agents.offline.conditions import FAILURE
+    from agents.offline.layout import Arm, Branch
 
     branch = Branch(
         [Arm(FAILURE, [Step("Alert lab team", "twilio")])], [Step("Store it", "common")]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.models.offline.spec import read_spec
-from agents.models.offline.spec_revise import revise_plan
+from agents.offline.spec import read_spec
+from agents.offline.spec_revise import revise_plan
 from tests.agents.offline.documents import REFERRAL_YAML
 from tests.agents.offline.harness import run_turn
 from tools.document import WorkflowDocument

@@ -1,45 +1,20 @@
-"""The rule table itself: its shape, the docs rendered from it, and the case tables.
+"""The rule table itself: its shape and the docs rendered from it.
 
-The README's grammar tables and the capability answer are generated from the
-rules' examples; a stale README fails here (regenerate it with
-``python -m agents.models.offline.rules --readme``).
+The grammar tables of agents/offline/README.md and the capability answer are generated
+from the rules' examples; a stale README fails here (regenerate it with
+``python -m agents.offline.rules --readme``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agents.models.offline import planner
-from agents.models.offline.rules import RULES, SECTIONS, capabilities, render_readme
-from agents.models.offline.rules.__main__ import main
-from agents.models.offline.rules.docs import README
-from tests.agents.offline import (
-    test_build,
-    test_code,
-    test_commands,
-    test_edges,
-    test_questions,
-    test_replies,
-    test_steps,
-    test_trigger,
-)
+from agents.offline import planner
+from agents.offline.rules import RULES, SECTIONS, capabilities, render_readme
+from agents.offline.rules.__main__ import main
+from agents.offline.rules.docs import README
 
-CASES = [
-    *test_build.CASES,
-    *test_steps.CASES,
-    *test_edges.CASES,
-    *test_trigger.CASES,
-    *test_code.CASES,
-    *test_commands.CASES,
-    *test_questions.CASES,
-    *test_replies.CASES,
-]
 _STAGES = ["message", "question", "command"]
-
-
-def test_case_ids_are_unique() -> None:
-    # Ids name the parametrised cases: two alike would hide one case behind the other.
-    assert len({c.id for c in CASES}) == len(CASES)
 
 
 def test_rules_are_named_ordered_and_exemplified() -> None:
@@ -60,7 +35,6 @@ def test_capabilities_are_rendered_from_the_examples() -> None:
     text = capabilities()
     assert text == planner.CAPABILITIES
     menus = [e.menu for rule in RULES for e in rule.examples if e.menu]
-    assert len(menus) >= 15
     for menu in menus:
         assert f'"{menu}"' in text
     assert "rename A to B" in text and "ANTHROPIC_API_KEY" in text
@@ -69,7 +43,8 @@ def test_capabilities_are_rendered_from_the_examples() -> None:
 def test_readme_grammar_is_current() -> None:
     text = README.read_text(encoding="utf-8")
     assert render_readme(text) == text, (
-        "README.md's grammar tables are stale: run python -m agents.models.offline.rules --readme"
+        "agents/offline/README.md's grammar tables are stale: "
+        "run python -m agents.offline.rules --readme"
     )
     for rule in RULES:
         for example in rule.examples:

@@ -1,4 +1,5 @@
-"""Reading a structured spec into a project plan (README "Plan mode: the spec format")."""
+"""Reading a structured spec into a project plan (agents/offline/README.md, "Plan mode: the
+spec format")."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.models.offline import spec_layout
-from agents.models.offline.spec import Refusal, read_spec
-from agents.models.offline.spec_revise import revise_plan
+from agents.offline import spec_layout
+from agents.offline.spec import Refusal, read_spec
+from agents.offline.spec_revise import revise_plan
 from tools.document.names import derive_key
 from tools.plan import ProjectPlan, check_plan, contracts, plan_delta
 from tools.plan.model import KEY_PATTERN
@@ -32,7 +33,8 @@ def refused(text: str) -> str:
     outcome = read_spec(text)
     assert isinstance(outcome, Refusal), outcome
     assert "nothing was changed" in outcome.text
-    assert "Plan mode: the spec format" in outcome.text  # says what format is expected
+    # says what format is expected, and where it is described
+    assert 'agents/offline/README.md, "Plan mode: the spec format"' in outcome.text
     return outcome.text
 
 
@@ -358,8 +360,8 @@ def test_schedule_lines(line: str, cron: str) -> None:
 
 
 def test_the_readme_example_is_the_four_process_spec() -> None:
-    readme = (Path(__file__).parents[3] / "README.md").read_text()
-    section = readme.split("### Plan mode: the spec format", 1)[1]
+    readme = (Path(__file__).parents[3] / "agents" / "offline" / "README.md").read_text()
+    section = readme.split("## Plan mode: the spec format", 1)[1]
     example = section.split("```markdown\n", 1)[1].split("```", 1)[0]
     assert example == spec("four_processes.md")
 

@@ -3,21 +3,12 @@ the spec, revises the plan from feedback, and builds every workflow with its han
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
-
-from agents.events import Event
-from agents.models.offline import OfflineModel
+from agents.offline import OfflineModel
+from tests.agents.offline.plan_helpers import SPECS, wired
 from tests.agents.plan.helpers import PlanHarness, proposed
 from tools.document import WorkflowDocument
 
-SPECS = Path(__file__).parent / "specs"
 SPEC = (SPECS / "four_processes.md").read_text()
-
-
-def wired(events: Sequence[Event], kind: str) -> list[dict[str, Any]]:
-    return [w for e in events if (w := e.wire())["type"] == kind]
 
 
 async def test_a_spec_is_proposed_revised_and_built() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.models.offline.spec import read_spec
+from agents.offline.spec import read_spec
 from agents.plan.requests import build_request, plan_context
 from tests.agents.offline.harness import run_turn
 from tools.document import WorkflowDocument

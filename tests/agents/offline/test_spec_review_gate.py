@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.models.offline import OfflineModel
-from agents.models.offline.spec import Refusal, read_spec
+from agents.offline import OfflineModel
+from agents.offline.spec import Refusal, read_spec
 from agents.testrun import LocalRunner, OpenFnRuntimeUnavailable, RunLimits, ensure_installed
-from tests.agents.offline.test_spec_plan_graph import wired
+from tests.agents.offline.plan_helpers import wired
 from tests.agents.plan.helpers import PlanHarness, proposed
 from tools.document import WorkflowDocument
 from tools.document.conditions import unguarded

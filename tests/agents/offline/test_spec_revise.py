@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.models.offline.spec import Refusal, read_spec
-from agents.models.offline.spec_revise import revise_plan
+from agents.offline.spec import Refusal, read_spec
+from agents.offline.spec_revise import revise_plan
 from tools.plan import ProjectPlan, check_plan, contracts, plan_delta
 
 SPECS = Path(__file__).parent / "specs"

@@ -3,51 +3,11 @@ call or a refusal; after the call's result, a short answer."""
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
 from typing import Any
 
-from agents.models.base import ModelRequest, ModelResponse, RequestContext
-from agents.models.offline import OfflineModel
-from agents.models.offline.spec import read_spec
+from agents.offline.spec import read_spec
+from tests.agents.offline.plan_helpers import SPECS, ask, example, project
 from tools.plan import ProjectPlan
-from tools.plan.tool import PROPOSE_PLAN
-
-SPECS = Path(__file__).parent / "specs"
-PROPOSE_PLAN_TOOL: dict[str, Any] = PROPOSE_PLAN.definition()
-
-
-def example(name: str) -> ProjectPlan:
-    plan = read_spec((SPECS / name).read_text(), "project")
-    assert isinstance(plan, ProjectPlan)
-    return plan
-
-
-def ask(
-    text: str,
-    *,
-    project: dict[str, Any] | None,
-    tools: list[dict[str, Any]] | None = None,
-    messages: list[dict[str, Any]] | None = None,
-) -> ModelResponse:
-    request = ModelRequest(
-        role="planner",
-        system="",
-        messages=messages or [{"role": "user", "content": text}],
-        tools=[PROPOSE_PLAN_TOOL] if tools is None else tools,
-        context=RequestContext(user_text=text, project=project),
-    )
-    return asyncio.run(OfflineModel().create(request))
-
-
-def project(plan: ProjectPlan | None = None, revising: bool = False) -> dict[str, Any]:
-    return {
-        "name": "Referrals",
-        "slug": "referrals",
-        "workflows": [],
-        "plan": plan.model_dump(mode="json") if plan else None,
-        "revising": revising,
-    }
 
 
 def test_a_spec_on_a_plan_turn_is_one_propose_plan_call() -> None:

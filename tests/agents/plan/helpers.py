@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from agents.events import Event, PlanProposedEvent
 from agents.graph import build_graph
 from agents.models.base import ChatModel, ModelRequest, ModelResponse, ModelRole, TextSink
-from agents.models.offline import OfflineModel
+from agents.offline import OfflineModel
 from agents.plan.graph import build_plan_graph
 from agents.plan.runtime import InMemoryWorkspace, PlanRuntime, build_checkpointer
 from agents.plan.state import PlanInput

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agents.models.offline.codegen import starter_code
+from agents.offline.codegen import starter_code
 from agents.testrun import LocalRunner
 from tests.agents.testrun.workflow import Job, workflow
 from tools.catalogue.adaptors import Adaptor, load_catalogue

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from agents.models.offline import OfflineModel
+from agents.offline import OfflineModel
 from tests.app.service.helpers import EDITOR, auth, create_session, create_workflow, until
 
 INTAKE = """\

@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agents.models.base import ChatModel, ModelRole
-from agents.models.offline import OfflineModel
+from agents.offline import OfflineModel
 from app.main import create_app
 from tests.app.service.helpers import (
     EDITOR,

@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agents.models.base import ChatModel, ModelRole
-from agents.models.offline import OfflineModel
+from agents.offline import OfflineModel
 from app.main import create_app
 from tests.app.service.helpers import EDITOR, REVIEWER, auth, connect, make_settings, turn, until
 from tests.documents import CODED_REFERRAL_DOC

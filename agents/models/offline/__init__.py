@@ -1,5 +1,0 @@
-"""The offline model: deterministic, rule-based, no network (see README.offline.md)."""
-
-from agents.models.offline.model import OfflineModel
-
-__all__ = ["OfflineModel"]
