@@ -202,8 +202,10 @@ async def _replace(
         services.turns.keep_parsed(workflow_id, doc, version)
     # The answer is this write's version, not a fresh read of the head: under concurrent
     # writes the head may already be someone else's version by now.
+    # (A document without a name keeps the workflow's.)
     record = await _workflow(services, workflow_id)
-    return record.model_copy(update={"version": version, "yaml": text, "name": doc.name}), unchanged
+    name = record.name if doc.name is None else doc.name
+    return record.model_copy(update={"version": version, "yaml": text, "name": name}), unchanged
 
 
 @router.post("", status_code=status.HTTP_201_CREATED)
