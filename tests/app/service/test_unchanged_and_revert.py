@@ -14,6 +14,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from agents.api import Commit
 from tests.app.service.helpers import DOC, EDITOR, auth, create_workflow
 
 
@@ -122,3 +123,38 @@ def test_twenty_simultaneous_reverts_all_succeed(client: TestClient) -> None:
     for response, target in zip(responses, targets, strict=True):
         if not response.json()["unchanged"]:
             assert response.json()["yaml"] == texts[target]
+
+
+def test_a_revert_answers_with_its_own_version_when_another_write_lands_right_after(
+    client: TestClient, monkeypatch: Any
+) -> None:
+    """The answer is the version this request wrote, not whatever the head is by the time
+    the answer is built (a concurrent write can land in between)."""
+    wid = create_workflow(client)["id"]
+    second = _put(client, wid, _doc(2), 1).json()
+    publisher = client.app.state.services.publisher  # type: ignore[attr-defined]
+    commit_and_publish = publisher.commit_and_publish
+    racing: list[int] = []
+
+    async def then_another_write(workflow_id: str, change: Any, **kwargs: Any) -> int:
+        written = await commit_and_publish(workflow_id, change, **kwargs)
+        if not racing:  # once: someone else's write lands straight after ours
+            racing.append(written)
+            other = Commit(
+                yaml=_doc(9),
+                name=None,
+                base_version=written,
+                tool="test",
+                changes=[],
+                summary="a concurrent write",
+            )
+            await commit_and_publish(workflow_id, other, author="someone else")
+        return written
+
+    monkeypatch.setattr(publisher, "commit_and_publish", then_another_write)
+    reverted = client.post(f"/v1/workflows/{wid}/revert", json={"version": 1}, headers=auth(EDITOR))
+    assert reverted.status_code == 200, reverted.text
+    body = reverted.json()
+    assert (body["version"], body["unchanged"]) == (3, False)
+    assert body["yaml"] == DOC and body["yaml"] != second["yaml"]
+    assert [v["version"] for v in _versions(client, wid)] == [1, 2, 3, 4]
