@@ -5,9 +5,19 @@ credential values travel) and reads the JSON events it writes, one a line, on a 
 of its own (``--events-fd``). It bounds the process three ways: wall clock (the whole
 process group is killed, and what node wrote before is kept), memory
 (``--max-old-space-size`` and ``RLIMIT_DATA``) and output (all events; node cuts each
-value). The environment is empty but ``PATH``: the service's secrets never reach it.
-Where the kernel allows an unprivileged network namespace (``unshare -rn``) the process
-runs in one with no interfaces up, under ``run.mjs``'s own guard.
+value). The environment is :data:`CHILD_ENV`, nothing of the service's: its tokens, keys
+and database addresses never reach it. Where the kernel allows an unprivileged network
+namespace (``unshare -rn``) the process runs in one with no interfaces up, under
+``run.mjs``'s own guard.
+
+The job code runs in the runtime's ``vm`` context, which is no security boundary: a
+step can reach this realm's ``process`` (``s.constructor.constructor('return
+process')()``). So node runs under its permission model (:func:`permission_flag`:
+``--experimental-permission`` in Node 20, ``--permission`` from 22.13/23.5), allowed to
+read only the installed packages and the runner's own files (:func:`read_grants`) and
+nothing else: no file written anywhere, no child process, no worker thread, no native
+addon, no WASI, no inspector. A node without it is refused
+(:class:`SandboxUnavailable`, ``openfn_runtime_unavailable``): never run unsandboxed.
 
 What the events mean is :mod:`agents.testrun.report`'s; which run to start is
 :class:`agents.testrun.local.LocalRunner`'s.
@@ -22,11 +32,12 @@ import os
 import resource
 import shutil
 import signal
+import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from agents.testrun.install import OpenFnRuntimeUnavailable
+from agents.testrun.install import SCRIPTS, OpenFnRuntimeUnavailable
 from agents.testrun.limits import NATIVE_HEADROOM_MB, RunLimits
 from agents.testrun.report import Outcome
 
@@ -37,6 +48,114 @@ _DRAIN_AFTER_KILL_S = 2.0
 
 _UNSHARE: list[str] | None = None
 _UNSHARE_CHECKED = False
+
+CHILD_ENV: dict[str, str] = {"LANG": "C.UTF-8"}
+"""node's whole environment: nothing of the service's (no ``PATH`` either: ``unshare``
+and node are started by absolute path, and a run may start no process)."""
+
+PERMISSION_FLAGS = ("--permission", "--experimental-permission")
+"""The flag that turns node's permission model on: ``--permission`` from Node 22.13 and
+23.5, ``--experimental-permission`` in Node 20 (the first node accepts is used)."""
+_PERMISSION: dict[str, str | None] = {}
+"""node binary -> its working permission flag (None: it has none that holds)."""
+_PROBE_TIMEOUT_S = 15.0
+_PROBE = """
+const fs = require('fs');
+const [a, b, outside] = %s;
+const p = process.permission;
+let denied = false;
+try { fs.readFileSync(outside); } catch (e) { denied = e.code === 'ERR_ACCESS_DENIED'; }
+const holds = !!p && p.has('fs.read', a) && p.has('fs.read', b + '/file')
+  && !p.has('fs.read', outside) && !p.has('fs.write') && !p.has('child') && !p.has('worker')
+  && denied;
+process.stdout.write(holds ? 'sandboxed' : 'open');
+"""
+
+
+class SandboxUnavailable(OpenFnRuntimeUnavailable):
+    """This node cannot confine a run (no permission model, or one that does not hold):
+    test runs are refused, never run unsandboxed (503 ``openfn_runtime_unavailable``)."""
+
+
+def read_grants(root: Path) -> list[Path]:
+    """What a run's node may read in the runtime folder ``root``: the installed packages
+    and the runner's own files (not the folder itself: nothing else there, nor beside it)."""
+    return [root / "node_modules", root / "package.json", *(root / name for name in SCRIPTS)]
+
+
+def sandbox_flags(flag: str, reads: list[Path]) -> list[str]:
+    """node's permission flags: ``flag`` on, one ``--allow-fs-read`` per path (Node 20.20
+    takes a comma as part of a path), nothing writable, no child process, no worker. A
+    path with a comma or a ``*`` is refused: older Node 20 releases split a grant at
+    commas and read ``*`` as a wildcard, either of which could grant more than meant."""
+    for path in reads:
+        if "," in str(path) or "*" in str(path):
+            raise SandboxUnavailable(
+                f"the runtime folder's path {str(path)!r} has a ',' or '*', which node's "
+                "permission model may read as more than one path: install it elsewhere"
+            )
+    return [flag, *(f"--allow-fs-read={path}" for path in reads)]
+
+
+async def _probe(node: str, flag: str) -> bool:
+    """Whether ``node`` under ``flag`` confines as :func:`sandbox_flags` means: two granted
+    paths readable (one a folder, so what is under it), a file beside them refused by a
+    real read, nothing writable, no child process, no worker."""
+    with tempfile.TemporaryDirectory(prefix="planwright-sandbox-") as tmp:
+        base = Path(tmp).resolve()
+        granted_a, granted_b, outside = base / "a", base / "b", base / "outside"
+        granted_a.write_text("a", encoding="utf-8")
+        granted_b.mkdir()
+        outside.write_text("outside", encoding="utf-8")
+        script = _PROBE % json.dumps([str(granted_a), str(granted_b), str(outside)])
+        try:
+            probe = await asyncio.create_subprocess_exec(
+                node,
+                *sandbox_flags(flag, [granted_a, granted_b]),
+                "--no-warnings",
+                "-e",
+                script,
+                cwd=base,
+                env=CHILD_ENV,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
+        except OSError:
+            return False
+        try:
+            out, _ = await asyncio.wait_for(probe.communicate(), _PROBE_TIMEOUT_S)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                probe.kill()
+            await probe.wait()
+            raise
+        return probe.returncode == 0 and out == b"sandboxed"
+
+
+async def permission_flag(node: str) -> str:
+    """The flag that confines ``node`` (of :data:`PERMISSION_FLAGS`), checked once per
+    binary by running it; :class:`SandboxUnavailable` when none does."""
+    if node not in _PERMISSION:
+        found: str | None = None
+        try:
+            for flag in PERMISSION_FLAGS:
+                if await _probe(node, flag):
+                    found = flag
+                    break
+        except TimeoutError as exc:  # not remembered: a loaded machine may answer next time
+            raise SandboxUnavailable(
+                f"checking {node}'s permission model took over {_PROBE_TIMEOUT_S:g}s"
+            ) from exc
+        _PERMISSION[node] = found
+    confining = _PERMISSION[node]
+    if confining is None:
+        raise SandboxUnavailable(
+            f"{node} has no working permission model (--permission or "
+            "--experimental-permission): test runs need Node.js >= 20 to confine the job "
+            "code, and are refused rather than run unconfined"
+        )
+    return confining
 
 
 async def _network_namespace() -> list[str]:
@@ -91,11 +210,14 @@ async def run_node(
     node = shutil.which("node")
     if node is None:
         raise OpenFnRuntimeUnavailable("`node` is not on PATH: test runs need Node.js >= 20")
+    flag = await permission_flag(node)  # before anything starts: never run unconfined
+    root = root.resolve()
     prefix = await _network_namespace() if isolate else []
     read_fd, write_fd = os.pipe()
     command = [
         *prefix,
         node,
+        *sandbox_flags(flag, read_grants(root)),
         "--experimental-vm-modules",
         "--no-warnings",
         f"--max-old-space-size={limits.memory_mb}",
@@ -103,7 +225,6 @@ async def run_node(
         "--events-fd",
         str(write_fd),
     ]
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
     outcome = Outcome(
         timeout_s=limits.timeout_s,
         total_bytes=limits.total_bytes,
@@ -113,7 +234,7 @@ async def run_node(
         proc = await asyncio.create_subprocess_exec(
             *command,
             cwd=root,
-            env=env,
+            env=CHILD_ENV,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
