@@ -129,14 +129,23 @@ function credentialName(step) {
 
 function message(error) {
   if (!error) return null;
-  if (typeof error === 'string') return error;
+  if (typeof error === 'string') return explainDenied(error);
   const text = [error.name, error.message].filter(Boolean).join(': ');
-  if (text) return text;
+  if (text) return explainDenied(text);
   try {
     return JSON.stringify(error);
   } catch {
     return String(error);
   }
+}
+
+// node runs under its permission model (process.py): reading a file outside the runtime,
+// writing any, starting a process or a worker thread throws ERR_ACCESS_DENIED, whose
+// message the runtime keeps (a step's JobError) without its code. Say what it means.
+const DENIED = 'Access to this API has been restricted';
+function explainDenied(text) {
+  if (!text.includes(DENIED) || text.includes('ERR_ACCESS_DENIED')) return text;
+  return `${text} (ERR_ACCESS_DENIED: a test run may read only OpenFn's runtime and adaptors, and may write no file, start no process and no worker thread)`;
 }
 
 // --- limits ---------------------------------------------------------------------
