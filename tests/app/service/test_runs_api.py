@@ -8,7 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
+import shutil
+import stat
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +20,13 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from agents.events import RunProgressEvent
-from agents.testrun import OpenFnRuntimeUnavailable, ProgressCallback
+from agents.testrun import (
+    LocalRunner,
+    OpenFnRuntimeUnavailable,
+    ProgressCallback,
+    RunLimits,
+    ensure_installed,
+)
 from app.store.models import metadata
 from tests.app.service.helpers import DOC, EDITOR, REVIEWER, auth, create_session, create_workflow
 from tools.document import WorkflowDocument
@@ -163,6 +173,42 @@ def test_without_the_runtime_a_run_is_503_openfn_runtime_unavailable(client: Tes
     assert response.json() == {
         "error": {"code": "openfn_runtime_unavailable", "message": "node is not installed here"}
     }
+    listed = client.get(f"/v1/workflows/{workflow_id}/runs", headers=auth(EDITOR))
+    assert listed.json() == {"runs": []}
+
+
+def test_a_node_that_cannot_confine_a_run_is_503_and_runs_nothing(
+    client: TestClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real runner on a node without a permission model (Node 18: the flags are bad
+    options): the run is refused as the runtime's lack, node never runs the workflow,
+    nothing is stored."""
+    runtime = ensure_installed()
+    real = shutil.which("node")
+    assert real is not None
+    fake_bin = tmp_path / "node18"
+    fake_bin.mkdir()
+    fake = fake_bin / "node"
+    fake.write_text(
+        f'#!/bin/sh\necho "$*" >> "{fake_bin}/calls"\n'
+        'for a; do case "$a" in --permission|--experimental-permission)'
+        ' echo "node: bad option: $a" >&2; exit 9;; esac; done\n'
+        f'exec {real} "$@"\n',
+        encoding="utf-8",
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{fake_bin}{os.pathsep}{os.environ['PATH']}")
+    _runner(client, LocalRunner(RunLimits(timeout_s=20), runtime))
+    workflow_id = create_workflow(client)["id"]
+
+    response = _run(client, workflow_id)
+
+    assert response.status_code == 503
+    error = response.json()["error"]
+    assert error["code"] == "openfn_runtime_unavailable"
+    assert "no working permission model" in error["message"]
+    calls = (fake_bin / "calls").read_text(encoding="utf-8").splitlines()
+    assert calls and all("run.mjs" not in call for call in calls)
     listed = client.get(f"/v1/workflows/{workflow_id}/runs", headers=auth(EDITOR))
     assert listed.json() == {"runs": []}
 
