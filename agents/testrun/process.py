@@ -100,7 +100,8 @@ def sandbox_flags(flag: str, reads: list[Path]) -> list[str]:
 async def _probe(node: str, flag: str) -> bool:
     """Whether ``node`` under ``flag`` confines as :func:`sandbox_flags` means: two granted
     paths readable (one a folder, so what is under it), a file beside them refused by a
-    real read, nothing writable, no child process, no worker."""
+    real read, nothing writable, no child process, no worker. ``OSError`` when it cannot
+    be checked (no temporary folder, node does not start)."""
     with tempfile.TemporaryDirectory(prefix="planwright-sandbox-") as tmp:
         base = Path(tmp).resolve()
         granted_a, granted_b, outside = base / "a", base / "b", base / "outside"
@@ -108,21 +109,18 @@ async def _probe(node: str, flag: str) -> bool:
         granted_b.mkdir()
         outside.write_text("outside", encoding="utf-8")
         script = _PROBE % json.dumps([str(granted_a), str(granted_b), str(outside)])
-        try:
-            probe = await asyncio.create_subprocess_exec(
-                node,
-                *sandbox_flags(flag, [granted_a, granted_b]),
-                "--no-warnings",
-                "-e",
-                script,
-                cwd=base,
-                env=CHILD_ENV,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
-            )
-        except OSError:
-            return False
+        probe = await asyncio.create_subprocess_exec(
+            node,
+            *sandbox_flags(flag, [granted_a, granted_b]),
+            "--no-warnings",
+            "-e",
+            script,
+            cwd=base,
+            env=CHILD_ENV,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
         try:
             out, _ = await asyncio.wait_for(probe.communicate(), _PROBE_TIMEOUT_S)
         except TimeoutError:
@@ -147,6 +145,8 @@ async def permission_flag(node: str) -> str:
             raise SandboxUnavailable(
                 f"checking {node}'s permission model took over {_PROBE_TIMEOUT_S:g}s"
             ) from exc
+        except OSError as exc:  # no temporary folder, node would not start: nor this
+            raise SandboxUnavailable(f"could not check {node}'s permission model: {exc}") from exc
         _PERMISSION[node] = found
     confining = _PERMISSION[node]
     if confining is None:
