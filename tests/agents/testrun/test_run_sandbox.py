@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 
 from agents.testrun import LocalRunner, OpenFnRuntimeUnavailable, RunDetail, RunLimits
-from agents.testrun.process import CHILD_ENV, SandboxUnavailable, read_grants, sandbox_flags
+from agents.testrun.process import (
+    CHILD_ENV,
+    PERMISSION_FLAGS,
+    SandboxUnavailable,
+    permission_flag,
+    read_grants,
+    sandbox_flags,
+)
 from tests.agents.testrun.workflow import Job, workflow
 from tools.testrun import RunRequest
 
@@ -233,3 +240,19 @@ def test_a_grant_node_could_read_as_more_than_one_path_is_refused() -> None:
     for odd in ("/srv/a,/etc/node_modules", "/srv/*/node_modules"):
         with pytest.raises(SandboxUnavailable):
             sandbox_flags("--experimental-permission", [Path(odd)])
+
+
+async def test_a_node_that_cannot_be_checked_is_refused_and_checked_again_next_time(
+    tmp_path: Path,
+) -> None:
+    """A node that does not start (here: its interpreter is missing) cannot be shown to
+    confine: refused, and not remembered, so a run after the machine recovers checks anew."""
+    node = tmp_path / "node"
+    node.write_text("#!/nonexistent/interpreter\n", encoding="utf-8")
+    node.chmod(node.stat().st_mode | stat.S_IXUSR)
+
+    for _ in range(2):
+        with pytest.raises(SandboxUnavailable, match="could not check"):
+            await permission_flag(str(node))
+    node.write_text(f'#!/bin/sh\nexec {shutil.which("node")} "$@"\n', encoding="utf-8")
+    assert await permission_flag(str(node)) in PERMISSION_FLAGS
