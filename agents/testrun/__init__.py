@@ -12,7 +12,9 @@ The front door for the service, the chat tool, the evals and the tests::
 subprocess per run with ``node/run.mjs``:
 the pinned npm ``@openfn/runtime`` with the real adaptors (``node/package.json`` +
 the committed ``package-lock.json``, installed by ``install``), every HTTP request
-answered from the run's samples inside node, every socket refused. ``report`` turns
+answered from the run's samples inside node, every socket refused, every file outside
+the runtime, every write and every process refused by node's permission model
+(``process``). ``report`` turns
 node's events into :class:`tools.testrun.TestRun`; ``limits`` holds the defaults;
 ``runtime`` keeps the older ``run_cli_workflow`` (real HTTP to loopback mock servers)
 that ``tests/external`` and the eval grader use.
@@ -59,7 +61,8 @@ class TestRunner(Protocol):
     ``cli`` form here, step ids mapped back to job keys) or a CLI ``workflow.json``
     object (its step ids are the keys). ``on_progress`` is awaited for each step's
     start and end, in order. Raises ``OpenFnRuntimeUnavailable``
-    (``openfn_runtime_unavailable``) when node or the pinned packages are missing;
+    (``openfn_runtime_unavailable``) when node or the pinned packages are missing, or
+    node cannot confine the job code (its permission model, ``process``);
     everything else (a failing step, a time-out, code the runtime cannot load) is a
     ``TestRun`` with its status. The local subprocess (:class:`LocalRunner`) is the
     embedded default; an OpenFn worker or a Lightning instance is the place to grow to.

@@ -3,7 +3,8 @@
 :class:`LocalRunner` turns a workflow and a run request into what node is given (the
 plan in OpenFn's ``cli`` form, the initial state, the sample responses, the limits),
 runs it in :func:`agents.testrun.process.run_node` (the process: bounded in time,
-memory and output, isolated from the network and the service's environment), reports
+memory and output, isolated from the network and the service's environment, confined to
+the runtime's files by node's permission model), reports
 each step's start and end as it comes, and makes the :class:`tools.testrun.TestRun`
 of node's events (:mod:`agents.testrun.report`), credential values masked.
 """
