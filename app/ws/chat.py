@@ -3,6 +3,11 @@
 Frames in: ``turn``, ``confirm``, ``review`` (a proposal's answer), ``run``, ``cancel``.
 Frames out: the turn's events plus ``workflow`` frames for changes made elsewhere
 (other sessions, REST), each version once. Bad frames get an ``error`` frame; the connection stays.
+
+The socket follows its workflow on the bus before it accepts the handshake: a change
+committed once the client's connect has returned always reaches it (subscribing after
+the handshake left a window where a client's own REST change right after connecting
+never came back on its chat socket).
 """
 
 from __future__ import annotations
@@ -12,13 +17,17 @@ import contextlib
 import inspect
 import logging
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from app.auth import Principal
+from app.bus.base import Subscription
 from app.deps import ServicesDep
 from app.errors import AuthError
+from app.services import Services
+from app.store import SessionRecord
 from app.text import PathId
 from app.turns import TurnRequest
 from app.unavailable import unavailable
@@ -26,6 +35,7 @@ from app.ws.connection import INVALID_REQUEST, NOT_ALLOWED, NOT_FOUND, TRY_AGAIN
 from app.ws.protocol import (
     CancelFrame,
     ConfirmFrame,
+    ErrorFrame,
     FrameError,
     ReviewFrame,
     RunFrame,
@@ -107,38 +117,97 @@ async def answered(work: Coroutine[Any, Any, None], conn: Connection) -> None:
             await conn.send(error_frame(down.code, down.message))
 
 
-@router.websocket("/v1/sessions/{session_id}/ws")
-async def chat_socket(
-    websocket: WebSocket, session_id: PathId, services: ServicesDep, token: str | None = None
-) -> None:
-    await websocket.accept()
-    principal = await authenticate(websocket, services, token)
-    if principal is None:
-        return
+@dataclass(frozen=True)
+class _Refusal:
+    """Why a chat socket is turned away, told once it is accepted: an ``error`` frame
+    (none for a bad token) and the close code and reason."""
+
+    code: int
+    reason: str
+    frame: ErrorFrame | None = None
+
+
+async def _admit(
+    services: Services, session_id: str, token: str | None
+) -> tuple[Principal, SessionRecord] | _Refusal:
+    """The caller and the session, or why the socket is refused (before the handshake)."""
+    try:
+        principal = services.auth.authenticate(token)
+    except AuthError as exc:
+        return _Refusal(NOT_ALLOWED, exc.message)
     try:
         session = await services.store.get_session(session_id)
     except Exception as exc:  # the database is out of reach: say so, then "try again later"
         down = unavailable(exc)
         if down is None:
             raise
-        await websocket.send_json({**error_frame(down.code, down.message).wire(), "seq": 1})
-        await websocket.close(code=TRY_AGAIN_LATER, reason="the database is unavailable")
-        return
+        return _Refusal(
+            TRY_AGAIN_LATER, "the database is unavailable", error_frame(down.code, down.message)
+        )
     if session is None or not principal.may_use_session(session.owner):
-        await websocket.send_json({**error_frame("not_found", "No such session.").wire(), "seq": 1})
-        await websocket.close(code=NOT_FOUND, reason="no such session")
+        return _Refusal(NOT_FOUND, "no such session", error_frame("not_found", "No such session."))
+    return principal, session
+
+
+async def _refuse(websocket: WebSocket, refusal: _Refusal) -> None:
+    await websocket.accept()
+    if refusal.frame is not None:
+        await websocket.send_json({**refusal.frame.wire(), "seq": 1})
+    await websocket.close(code=refusal.code, reason=refusal.reason)
+
+
+async def _follow(services: Services, workflow_id: str | None) -> tuple[Subscription | None, bool]:
+    """The workflow's bus subscription (``None`` for a project session, whose turns'
+    frames are all it gets), and whether the bus refused it (turns still run then; the
+    relay subscribes again)."""
+    if workflow_id is None:
+        return None, False
+    try:
+        return await services.bus.subscribe(workflow_id), False
+    except Exception:
+        log.warning("chat on %s starts without the bus", workflow_id)
+        return None, True
+
+
+@router.websocket("/v1/sessions/{session_id}/ws")
+async def chat_socket(
+    websocket: WebSocket, session_id: PathId, services: ServicesDep, token: str | None = None
+) -> None:
+    try:
+        admitted = await _admit(services, session_id, token)
+    except Exception:  # an unexpected failure: accepted first, as it always was
+        await websocket.accept()
+        raise
+    if isinstance(admitted, _Refusal):
+        await _refuse(websocket, admitted)
         return
+    principal, session = admitted
+    # Subscribed before the handshake completes (see the module's docstring).
+    subscription, bus_down = await _follow(services, session.workflow_id)
+    try:
+        await websocket.accept()
+        await _converse(websocket, services, principal, session, subscription, bus_down)
+    finally:
+        if subscription is not None:
+            await subscription.close()  # closing twice is harmless
+
+
+async def _converse(
+    websocket: WebSocket,
+    services: Services,
+    principal: Principal,
+    session: SessionRecord,
+    subscription: Subscription | None,
+    bus_down: bool,
+) -> None:
+    """The accepted socket: relay the workflow's changes, answer the client's frames."""
     limit = services.settings.max_frame_bytes
     running: asyncio.Task[None] | None = None
     async with Connection(websocket, queue_size=services.settings.send_queue_size) as conn:
         forwarder: asyncio.Task[None] | None = None
-        subscription = None
+        if bus_down:
+            await conn.reply(error_frame("bus_unavailable", BUS_PAUSED))
         if session.workflow_id is not None:  # a project session gets its turns' frames only
-            try:
-                subscription = await services.bus.subscribe(session.workflow_id)
-            except Exception:  # the bus is down: turns still run; the relay retries
-                log.warning("chat on %s starts without the bus", session.workflow_id)
-                await conn.reply(error_frame("bus_unavailable", BUS_PAUSED))
             forwarder = asyncio.create_task(
                 relay_to_chat(services.bus, services.store, session.workflow_id, subscription, conn)
             )
@@ -219,5 +288,3 @@ async def chat_socket(
         finally:
             if forwarder is not None:
                 forwarder.cancel()
-            if subscription is not None:
-                await subscription.close()

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocket
 
 from agents.models import ScriptedModel
 from app.ws.connection import SLOW_CLIENT, Connection
@@ -63,6 +66,39 @@ def test_rest_changes_reach_watchers_and_chat_sockets(client: TestClient) -> Non
         assert watcher.receive_json()["version"] == 2
         pushed = chat.receive_json()
         assert pushed["type"] == "workflow" and pushed["version"] == 2
+
+
+def test_a_chat_socket_follows_its_workflow_before_its_handshake_completes(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change committed once the client's connect has returned reaches the chat socket:
+    it subscribed before accepting (it used to accept first, so a REST change made right
+    after connecting could be published before it listened, and never came)."""
+    workflow = create_workflow(client)
+    session = create_session(client, workflow["id"])
+    order: list[str] = []
+    bus = client.app.state.services.bus  # type: ignore[attr-defined]
+    subscribe = bus.subscribe
+
+    async def recorded_subscribe(workflow_id: str, **options: Any) -> Any:
+        subscription = await subscribe(workflow_id, **options)
+        order.append(f"subscribed to {workflow_id}")
+        return subscription
+
+    accept = WebSocket.accept
+
+    async def recorded_accept(self: WebSocket, *args: Any, **kwargs: Any) -> None:
+        order.append("accepted")
+        await accept(self, *args, **kwargs)
+
+    monkeypatch.setattr(bus, "subscribe", recorded_subscribe)
+    monkeypatch.setattr(WebSocket, "accept", recorded_accept)
+    with connect(client, session["id"]) as chat:
+        assert order == [f"subscribed to {workflow['id']}", "accepted"]
+        _rename(client, workflow["id"], 1, "Renamed right after connecting")
+        pushed = chat.receive_json()
+    assert pushed["type"] == "workflow" and pushed["version"] == 2
+    assert "Renamed right after connecting" in pushed["yaml"]
 
 
 def test_reconnecting_watcher_catches_up_from_its_last_version(client: TestClient) -> None:
