@@ -12,7 +12,10 @@ Two ways an answer cannot be applied, and nothing is then committed:
 - **dependent**: an accepted change needs a change that was not accepted (a new
   step's edge without the step). The ids are reported; the proposal stays open.
 - **stale**: another editor moved the head since the draft was made and the accepted
-  changes do not apply on it as they did on the draft's base. The proposal is closed.
+  changes do not apply on it as they did on the draft's base: one fails there, one
+  reads or writes a step, connection or trigger the other editor changed (or a step
+  whose running it changes), one would change more on the head than on the base, or
+  its impact there is bigger than the one shown. The proposal is closed.
 
 Pure functions over documents and recipes: the graph (``agents/nodes/review.py``)
 and the service's pre-check (``app/turns.py``) call the same ones.
@@ -28,8 +31,9 @@ from typing import Any
 
 from tools.base import ToolContext, ToolResult
 from tools.document import WorkflowDocument
+from tools.document.impact import Impact, TriggerRef
 from tools.document.impact import impact as impact_of
-from tools.document.structure import Change, Structure
+from tools.document.structure import SECTIONS, Change, Edge, Entry, Job, Structure, Trigger
 from tools.errors import PlanwrightError
 from tools.jobcode.stitch import stitch_job_code
 from tools.registry import run_tool
@@ -147,6 +151,15 @@ class Replayed:
     """The ids applied, in order."""
 
 
+@dataclass(frozen=True)
+class _Step:
+    """One change as applied: the draft entry and the structure before and after it."""
+
+    entry: dict[str, Any]
+    before: Structure
+    after: Structure
+
+
 def _apply_all(
     doc: WorkflowDocument,
     draft: Sequence[dict[str, Any]],
@@ -154,16 +167,21 @@ def _apply_all(
     ctx: ToolContext,
     *,
     strict_code: bool = False,
+    steps: list[_Step] | None = None,
 ) -> tuple[Replayed, dict[str, Any] | None, ToolResult | None]:
     """Apply the entries of ``draft`` whose id is in ``ids`` to ``doc``, in order, until
-    one fails: returns what was applied, and the entry that failed with its result."""
+    one fails: returns what was applied, and the entry that failed with its result.
+    ``steps``, when given, gets each applied change with the structures around it."""
     done = Replayed(doc)
     for entry in draft:
         if entry["id"] not in ids:
             continue
+        before = doc.structure
         result = apply_recipe(doc, entry["recipe"], ctx, strict_code=strict_code)
         if not result.ok:
             return done, entry, result
+        if steps is not None:
+            steps.append(_Step(entry, before, doc.structure))
         done.changes += result.changes
         done.applied.append(entry["id"])
     return done, None, None
@@ -184,9 +202,14 @@ def replay(
     must drop it).
 
     A change that cannot apply on the draft's base without the changes that were not
-    accepted is a :class:`DependentChangeError` naming it and the ones it needs. If the
-    head ``moved`` since the base, any other failure on the head is a
-    :class:`StaleProposalError`. Ids not in the draft are a :class:`ReviewError`.
+    accepted is a :class:`DependentChangeError` naming it and the ones it needs. Ids not
+    in the draft are a :class:`ReviewError`.
+
+    If the head ``moved`` since the base, each accepted change must do on the head what
+    it does on the base (:func:`_stale_reason`), else the answer is a
+    :class:`StaleProposalError`: it fails there; it reads or writes an entry the other
+    editor changed (for a removal or disconnection, the steps it stops included); it
+    would change more or other entries; or its impact there is bigger.
 
     When the head is the base (the usual case) the changes are applied straight onto
     the head the service already holds parsed: accepting costs what the tool calls cost,
@@ -200,23 +223,204 @@ def replay(
             f"its changes are {', '.join(known)}. Nothing was applied."
         )
     ids = set(accepted)
-    if moved:  # is the answer itself sound? (on the head it could fail for either reason)
-        _, failed, result = _apply_all(
-            WorkflowDocument.from_yaml(base_yaml, max_bytes=max_bytes), draft, ids, ctx
-        )
+    if not moved:
+        done, failed, result = _apply_all(head, draft, ids, ctx)
         if failed is not None:
             raise _dependent(base_yaml, draft, ids, failed, result, ctx, max_bytes)
-    done, failed, result = _apply_all(head, draft, ids, ctx, strict_code=moved)
-    if failed is None:
         return done
-    if not moved:
+    # Is the answer itself sound? (on the head it could fail for either reason)
+    base = WorkflowDocument.from_yaml(base_yaml, max_bytes=max_bytes)
+    base_structure = base.structure
+    on_base: list[_Step] = []
+    _, failed, result = _apply_all(base, draft, ids, ctx, steps=on_base)
+    if failed is not None:
         raise _dependent(base_yaml, draft, ids, failed, result, ctx, max_bytes)
-    reason = result.message if result is not None else ""
-    raise StaleProposalError(
+    head_structure = head.structure
+    on_head: list[_Step] = []
+    done, failed, result = _apply_all(head, draft, ids, ctx, strict_code=True, steps=on_head)
+    if failed is not None:
+        raise _stale(failed, result.message if result is not None else "")
+    others = _changed(base_structure, head_structure)
+    for was, now in zip(on_base, on_head, strict=True):
+        reason = _stale_reason(was, now, others, head_structure)
+        if reason:
+            raise _stale(was.entry, reason)
+    return done
+
+
+def _stale(entry: dict[str, Any], reason: str) -> StaleProposalError:
+    return StaleProposalError(
         f"The workflow was changed by someone else while this proposal waited, and "
-        f"change {failed['id']} ({failed['summary']}) no longer applies: {reason} "
+        f"change {entry['id']} ({entry['summary']}) no longer applies: {reason} "
         "Nothing was applied; ask again to get a new proposal."
     )
+
+
+# --- staleness: what a change touches, and what someone else changed ------------------
+
+_Ident = tuple[str, str]
+"""An entry across versions: its section and its id (``key:<key>`` without one); the
+workflow's name is ``("workflow", "name")``."""
+_NAME: _Ident = ("workflow", "name")
+
+
+def _ident(section: str, entry: Entry) -> _Ident:
+    return (section, str(entry.id) if entry.id is not None else f"key:{entry.key}")
+
+
+def _entries(structure: Structure) -> dict[_Ident, Entry]:
+    return {
+        _ident(section, entry): entry
+        for section in SECTIONS
+        for entry in structure.section(section).values()
+    }
+
+
+def _changed(before: Structure, after: Structure) -> set[_Ident]:
+    """The entries added, removed or changed in any field (a new key included) from
+    ``before`` to ``after``, and the name when it changed."""
+    old, new = _entries(before), _entries(after)
+    out = {i for i in old.keys() | new.keys() if old.get(i) != new.get(i)}
+    if before.name != after.name:
+        out.add(_NAME)
+    return out
+
+
+def _node(structure: Structure, key: str) -> _Ident | None:
+    """A step's or a trigger's entry by its key in ``structure``."""
+    if key in structure.jobs:
+        return _ident("jobs", structure.jobs[key])
+    if key in structure.triggers:
+        return _ident("triggers", structure.triggers[key])
+    return None
+
+
+def _touched(step: _Step) -> set[_Ident]:
+    """What a change reads or writes: the entries it changes, the ends of each
+    connection it adds, removes or changes, and the steps it stops from running."""
+    written = _changed(step.before, step.after)
+    out = set(written)
+    for structure in (step.before, step.after):
+        by_ident = {_ident("edges", e): e for e in structure.edges.values()}
+        for ident in written:
+            edge = by_ident.get(ident)
+            if edge is not None:
+                out |= {
+                    n
+                    for n in (_node(structure, edge.source), _node(structure, edge.target_job))
+                    if n is not None
+                }
+    for ref in impact_of(step.before, step.after).unreachable_steps:
+        node = _node(step.after, ref.key)
+        if node is not None:
+            out.add(node)
+    return out
+
+
+def _impact_marks(step: _Step, impact: Impact) -> set[tuple[Any, ...]]:
+    """An impact by the entries it is about (not their names, which may differ)."""
+
+    def before(key: str) -> _Ident | str:
+        return _node(step.before, key) or key
+
+    def after(key: str) -> _Ident | str:
+        return _node(step.after, key) or key
+
+    def trigger(ref: TriggerRef) -> _Ident | str:
+        return before(ref.key)
+
+    return (
+        {("removed", before(s.key)) for s in impact.removed_steps}
+        | {("removed", trigger(t)) for t in impact.removed_triggers}
+        | {("type", trigger(c.trigger), c.new_type) for c in impact.trigger_type_changes}
+        | {("stops", after(s.key)) for s in impact.unreachable_steps}
+        | {
+            ("disconnects", after(e.source), after(e.target), e.goes_to is None)
+            for e in impact.removed_edges
+        }
+        | {("disables", after(e.source), after(e.target)) for e in impact.disabled_edges}
+    )
+
+
+def _stale_reason(was: _Step, now: _Step, others: set[_Ident], head: Structure) -> str:
+    """Why a change applied on the moved head (``now``) is not the change the proposal
+    showed on its base (``was``); '' when it is. ``others``: what the other editor
+    changed from the base to the ``head``."""
+    touched = _touched(was)
+    base_after = _entries(was.after)
+    head_entries = _entries(head)
+    # Both made the same change (the same code, say): nothing of theirs is lost, and on
+    # the head the change has nothing left to do there.
+    agreed = {
+        i
+        for i in touched & others
+        if (head.name == was.after.name if i == _NAME else head_entries.get(i) == base_after.get(i))
+    }
+    clash = sorted(touched & others - agreed)
+    if clash:
+        what = _names(clash, now.before, was.before)
+        return f"someone else changed {what} meanwhile."
+    now_here = "on the workflow as it is now it would"
+    shown, there = impact_of(was.before, was.after), impact_of(now.before, now.after)
+    if _impact_marks(now, there) - _impact_marks(was, shown):
+        new = [s for s in there.sentences if s not in shown.sentences] or there.sentences
+        return f"{now_here} do more than its impact said: {' '.join(new)}"
+    on_head = _touched(now)
+    extra = sorted(on_head - touched)
+    if extra:
+        return f"{now_here} also {_what_it_does(now, extra)}."
+    missing = sorted(touched - on_head - agreed)
+    if missing:
+        return f"{now_here} not change {_names(missing, was.after, was.before)}."
+    return ""
+
+
+def _what_it_does(step: _Step, idents: Sequence[_Ident]) -> str:
+    """What a change does to ``idents`` in words: "remove the connection from 'A' to
+    'B'", or for entries it only reads, "involve the step 'B'"."""
+    before, after = _entries(step.before), _entries(step.after)
+    written = _changed(step.before, step.after) - {_NAME}
+    verbs = {
+        "remove": [i for i in idents if i in written and i in before and i not in after],
+        "add": [i for i in idents if i in written and i not in before],
+        "change": [i for i in idents if i in written and i in before and i in after],
+    }
+    parts = [
+        f"{verb} {_names(found, step.after, step.before)}" for verb, found in verbs.items() if found
+    ]
+    if _NAME in idents and step.before.name != step.after.name:
+        parts.append("change the workflow's name")
+    return " and ".join(parts) or f"involve {_names(idents, step.after, step.before)}"
+
+
+def _names(idents: Sequence[_Ident], *structures: Structure) -> str:
+    """Entries as a user reads them ("the step 'Check coverage'"), found in the first
+    of ``structures`` that has them."""
+    words = [_name(i, structures) for i in idents]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _name(ident: _Ident, structures: Sequence[Structure]) -> str:
+    if ident == _NAME:
+        return "the workflow's name"
+    for structure in structures:
+        entry = _entries(structure).get(ident)
+        if isinstance(entry, Job):
+            return f"the step '{entry.name}'"
+        if isinstance(entry, Trigger):
+            return TriggerRef(entry.key, entry.type).label
+        if isinstance(entry, Edge):
+            ends = f"{_label(structure, entry.source)} to {_label(structure, entry.target_job)}"
+            return f"the connection from {ends}"
+    return f"the entry {ident[1]!r}"
+
+
+def _label(structure: Structure, key: str) -> str:
+    if key in structure.jobs:
+        return f"'{structure.jobs[key].name}'"
+    if key in structure.triggers:
+        return TriggerRef(key, structure.triggers[key].type).label
+    return f"'{key}'"
 
 
 def _dependent(
