@@ -31,7 +31,7 @@ from typing import Any
 
 from tools.base import ToolContext, ToolResult
 from tools.document import WorkflowDocument
-from tools.document.impact import Impact, TriggerRef
+from tools.document.impact import EFFECTS, Impact, TriggerRef, effects_text
 from tools.document.impact import impact as impact_of
 from tools.document.structure import SECTIONS, Change, Edge, Entry, Job, Structure, Trigger
 from tools.errors import PlanwrightError
@@ -458,26 +458,61 @@ def _dependent(
     )
 
 
+@dataclass
+class Proposed:
+    """A draft's changes as the proposal shows them."""
+
+    changes: list[dict[str, Any]]
+    """Each change: ``{id, tool, summary, impact}`` (``impact``: its sentences)."""
+    question: str
+    """What to answer, saying only what the impacts say ("Apply these 3 changes? One of
+    them would point a connection at another step (see its impact).")."""
+
+
 def proposal_changes(
     base_yaml: str, draft: Sequence[dict[str, Any]], ctx: ToolContext, *, max_bytes: int
-) -> list[dict[str, Any]]:
+) -> Proposed:
     """Each change of the draft with its impact, computed from the document graph by
-    applying the changes one by one on the base (what *this* change stops)."""
+    applying the changes one by one on the base (what *this* change stops), and the
+    question that asks about them."""
     doc = WorkflowDocument.from_yaml(base_yaml, max_bytes=max_bytes)
     out = []
+    impacts: list[Impact] = []
     for entry in draft:
         before: Structure = doc.structure
         result = apply_recipe(doc, entry["recipe"], ctx)
-        impact = list(impact_of(before, doc.structure).sentences) if result.ok else []
+        impact = impact_of(before, doc.structure) if result.ok else Impact()
+        impacts.append(impact)
         out.append(
             {
                 "id": entry["id"],
                 "tool": entry["tool"],
                 "summary": entry["summary"],
-                "impact": impact,
+                "impact": list(impact.sentences),
             }
         )
-    return out
+    return Proposed(out, review_question(impacts))
+
+
+def review_question(impacts: Sequence[Impact]) -> str:
+    """The proposal's question for changes with these impacts: how many there are and,
+    when some change what runs, the kinds of thing they do (only what they do)."""
+    count = len(impacts)
+    question = f"Apply {'this change' if count == 1 else f'these {count} changes'}?"
+    doing = [i for i in impacts if i]
+    if not doing:
+        return question
+    counts: dict[str, int] = {}
+    for impact in doing:
+        for kind, n in impact.effects.items():
+            counts[kind] = counts.get(kind, 0) + n
+    words = effects_text({kind: counts[kind] for kind in EFFECTS if kind in counts})
+    if count == 1:
+        return f"{question} It would {words} (see its impact)."
+    if len(doing) == 1:
+        return f"{question} One of them would {words} (see its impact)."
+    who = "Between them they" if len(doing) == count else "Some of them"
+    return f"{question} {who} would {words} (see each change's impact)."
 
 
 def unified_diff(base_yaml: str, draft_yaml: str, base_version: int) -> str:

@@ -7,9 +7,11 @@ from typing import Any
 import pytest
 
 from agents.models import ScriptedModel
+from agents.offline import OfflineModel
 from agents.review import DependentChangeError, StaleProposalError, replay
 from agents.runtime import InMemoryCommitter
 from tests.agents.helpers import BASE_YAML, Outcome, counting_ids, run
+from tests.documents import REFERRAL_DOC
 from tools.document import WorkflowDocument
 from tools.registry import run_tool
 
@@ -307,3 +309,41 @@ async def test_the_same_code_written_meanwhile_is_no_conflict() -> None:
 
     assert stitch_job_code(head, "check", "get('Coverage', { query: { patient: $.id } });").ok
     assert _replay_on(paused, head, ["c1"]).applied == ["c1"]
+
+
+# --- the question says only what the impacts say --------------------------------------
+
+
+async def test_a_plain_insert_is_not_said_to_stop_anything() -> None:
+    """Inserting a step after Fetch referral (no trigger: nothing runs either way) only
+    points Fetch referral's connection at the new step: that is all the question says."""
+    paused = await run(
+        OfflineModel(), "add a dedupe step after fetch referral", yaml=REFERRAL_DOC, review=True
+    )
+    proposal = paused.last
+    assert proposal["type"] == "proposal", paused.events
+    impacts = [sentence for c in proposal["changes"] for sentence in c["impact"]]
+    assert impacts == [
+        "The connection from 'Fetch referral' to 'Check coverage' would go to 'Dedupe' instead."
+    ]
+    assert proposal["question"].endswith(
+        "Apply these 3 changes? One of them would point a connection at another step "
+        "(see its impact)."
+    )
+    assert "stop" not in proposal["question"] and "remov" not in proposal["question"]
+
+
+async def test_the_question_names_each_kind_of_impact_and_nothing_more() -> None:
+    # Behind a trigger, the same insert's retarget also stops a step until the new one
+    # leads on to Check coverage: both are said.
+    paused = await run(OfflineModel(), "add a dedupe step after fetch referral", review=True)
+    assert paused.last["question"].endswith(
+        "One of them would stop a step from running and point a connection at another step "
+        "(see its impact)."
+    )
+    removal = await run(_changes(("remove_jobs", {"keys": ["check"]})), "remove it", review=True)
+    assert removal.last["question"].endswith(
+        "Apply this change? It would remove a step (see its impact)."
+    )
+    harmless = await run(_add_and_connect(), "add a notify step", review=True)
+    assert harmless.last["question"].endswith("Apply these 2 changes?")
