@@ -10,12 +10,15 @@ import pytest
 from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 
+from agents.events import RunProgressEvent
 from agents.models import ScriptedModel
+from agents.testrun import ProgressCallback
 from tests.app.service.helpers import DOC, EDITOR, OTHER_EDITOR, auth, create_workflow
 from tests.waiting import wait_until
 from tools.document import WorkflowDocument
 from tools.jobcode.stitch import stitch_job_code
 from tools.registry import run_tool
+from tools.testrun import RunRequest, StepRun, TestRun
 
 S = ScriptedModel
 
@@ -408,3 +411,71 @@ def test_a_change_someone_else_did_not_touch_still_applies_on_the_moved_head(
     assert head.name == "Referrals v2"
     assert "get('/referrals/new');" in (head.structure.jobs["fetch"].body or "")
     assert head.structure.find_edge("check", "notify-clinic") is not None
+
+
+# --- a test run while a proposal is open runs its draft ------------------------------
+
+
+class _RecordingRunner:
+    """Stands in for OpenFn's runtime: notes the document each run got, runs each step."""
+
+    def __init__(self) -> None:
+        self.ran: list[WorkflowDocument] = []
+
+    async def run(
+        self,
+        workflow: WorkflowDocument,
+        request: RunRequest,
+        *,
+        run_id: str,
+        on_progress: ProgressCallback | None = None,
+        **_: Any,
+    ) -> TestRun:
+        self.ran.append(workflow)
+        steps = []
+        for key, job in workflow.structure.jobs.items():
+            if on_progress is not None:
+                await on_progress(RunProgressEvent(run_id=run_id, step_key=key, status="started"))
+            steps.append(StepRun(key=key, name=job.name, status="succeeded", duration_ms=1))
+        return TestRun(run_id=run_id, status="succeeded", steps=steps, final_state=request.input)
+
+
+def _run_frame(ws: WebSocketTestSession, **fields: Any) -> dict[str, Any]:
+    ws.send_json({"type": "run", "input": {"data": {}}, **fields})
+    frames = _until(ws, "run.completed", "error")
+    assert frames[-1]["type"] == "run.completed", frames
+    run: dict[str, Any] = frames[-1]["run"]
+    return run
+
+
+def test_a_run_while_a_proposal_is_open_runs_the_proposed_draft(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    runner = _RecordingRunner()
+    services = client.app.state.services  # type: ignore[attr-defined]
+    services.runs.runner = runner
+    workflow_id, session_id, proposal = _propose(client, model)
+    with _chat(client, session_id) as ws:
+        run = _run_frame(ws)
+        # The draft, labelled as one: made from version 1, not applied.
+        assert (run["draft"], run["version"]) == (True, 1)
+        assert "notify-clinic" in [step["key"] for step in run["steps"]]
+        assert runner.ran[-1].to_yaml() == proposal["yaml"]
+        # Stored as the proposal's turn's own test_run calls are.
+        assert client.portal is not None
+        stored = client.portal.call(services.store.get_test_run, run["run_id"])
+        assert (stored.turn_id, stored.session_id) == (proposal["turn_id"], session_id)
+        read = client.get(f"/v1/runs/{run['run_id']}", headers=auth(EDITOR)).json()
+        assert (read["draft"], read["version"]) == (True, 1)
+
+        pinned = _run_frame(ws, version=1)  # a version asked for by number is that version
+        assert (pinned["draft"], pinned["version"]) == (False, 1)
+        assert "notify-clinic" not in [step["key"] for step in pinned["steps"]]
+
+        ws.send_json(
+            {"type": "review", "request_id": proposal["request_id"], "accepted": ["c1", "c2"]}
+        )
+        assert _until(ws, "turn.completed", "error")[-1]["type"] == "turn.completed"
+        after = _run_frame(ws)  # no proposal open: the head
+        assert (after["draft"], after["version"]) == (False, 2)
+    assert _workflow(client, workflow_id)["version"] == 2  # the draft runs committed nothing
