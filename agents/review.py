@@ -12,7 +12,10 @@ Two ways an answer cannot be applied, and nothing is then committed:
 - **dependent**: an accepted change needs a change that was not accepted (a new
   step's edge without the step). The ids are reported; the proposal stays open.
 - **stale**: another editor moved the head since the draft was made and the accepted
-  changes do not apply on it as they did on the draft's base. The proposal is closed.
+  changes do not apply on it as they did on the draft's base: one fails there, one
+  reads or writes a step, connection or trigger the other editor changed (or a step
+  whose running it changes), one would change more on the head than on the base, or
+  its impact there is bigger than the one shown. The proposal is closed.
 
 Pure functions over documents and recipes: the graph (``agents/nodes/review.py``)
 and the service's pre-check (``app/turns.py``) call the same ones.
@@ -26,8 +29,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.review_stale import Step, changed_entries, stale_reason
 from tools.base import ToolContext, ToolResult
 from tools.document import WorkflowDocument
+from tools.document.impact import EFFECTS, Impact, effects_text
 from tools.document.impact import impact as impact_of
 from tools.document.structure import Change, Structure
 from tools.errors import PlanwrightError
@@ -154,16 +159,21 @@ def _apply_all(
     ctx: ToolContext,
     *,
     strict_code: bool = False,
+    steps: list[Step] | None = None,
 ) -> tuple[Replayed, dict[str, Any] | None, ToolResult | None]:
     """Apply the entries of ``draft`` whose id is in ``ids`` to ``doc``, in order, until
-    one fails: returns what was applied, and the entry that failed with its result."""
+    one fails: returns what was applied, and the entry that failed with its result.
+    ``steps``, when given, gets each applied change with the structures around it."""
     done = Replayed(doc)
     for entry in draft:
         if entry["id"] not in ids:
             continue
+        before = doc.structure
         result = apply_recipe(doc, entry["recipe"], ctx, strict_code=strict_code)
         if not result.ok:
             return done, entry, result
+        if steps is not None:
+            steps.append(Step(entry, before, doc.structure))
         done.changes += result.changes
         done.applied.append(entry["id"])
     return done, None, None
@@ -184,9 +194,14 @@ def replay(
     must drop it).
 
     A change that cannot apply on the draft's base without the changes that were not
-    accepted is a :class:`DependentChangeError` naming it and the ones it needs. If the
-    head ``moved`` since the base, any other failure on the head is a
-    :class:`StaleProposalError`. Ids not in the draft are a :class:`ReviewError`.
+    accepted is a :class:`DependentChangeError` naming it and the ones it needs. Ids not
+    in the draft are a :class:`ReviewError`.
+
+    If the head ``moved`` since the base, each accepted change must do on the head what
+    it does on the base (:func:`agents.review_stale.stale_reason`), else the answer is a
+    :class:`StaleProposalError`: it fails there; it reads or writes an entry the other
+    editor changed (for a removal or disconnection, the steps it stops included); it
+    would change more or other entries; or its impact there is bigger.
 
     When the head is the base (the usual case) the changes are applied straight onto
     the head the service already holds parsed: accepting costs what the tool calls cost,
@@ -200,21 +215,35 @@ def replay(
             f"its changes are {', '.join(known)}. Nothing was applied."
         )
     ids = set(accepted)
-    if moved:  # is the answer itself sound? (on the head it could fail for either reason)
-        _, failed, result = _apply_all(
-            WorkflowDocument.from_yaml(base_yaml, max_bytes=max_bytes), draft, ids, ctx
-        )
+    if not moved:
+        done, failed, result = _apply_all(head, draft, ids, ctx)
         if failed is not None:
             raise _dependent(base_yaml, draft, ids, failed, result, ctx, max_bytes)
-    done, failed, result = _apply_all(head, draft, ids, ctx, strict_code=moved)
-    if failed is None:
         return done
-    if not moved:
+    # Is the answer itself sound? (on the head it could fail for either reason)
+    base = WorkflowDocument.from_yaml(base_yaml, max_bytes=max_bytes)
+    base_structure = base.structure
+    on_base: list[Step] = []
+    _, failed, result = _apply_all(base, draft, ids, ctx, steps=on_base)
+    if failed is not None:
         raise _dependent(base_yaml, draft, ids, failed, result, ctx, max_bytes)
-    reason = result.message if result is not None else ""
-    raise StaleProposalError(
+    head_structure = head.structure
+    on_head: list[Step] = []
+    done, failed, result = _apply_all(head, draft, ids, ctx, strict_code=True, steps=on_head)
+    if failed is not None:
+        raise _stale(failed, result.message if result is not None else "")
+    others = changed_entries(base_structure, head_structure)
+    for was, now in zip(on_base, on_head, strict=True):
+        reason = stale_reason(was, now, others, head_structure)
+        if reason:
+            raise _stale(was.entry, reason)
+    return done
+
+
+def _stale(entry: dict[str, Any], reason: str) -> StaleProposalError:
+    return StaleProposalError(
         f"The workflow was changed by someone else while this proposal waited, and "
-        f"change {failed['id']} ({failed['summary']}) no longer applies: {reason} "
+        f"change {entry['id']} ({entry['summary']}) no longer applies: {reason} "
         "Nothing was applied; ask again to get a new proposal."
     )
 
@@ -254,26 +283,61 @@ def _dependent(
     )
 
 
+@dataclass
+class Proposed:
+    """A draft's changes as the proposal shows them."""
+
+    changes: list[dict[str, Any]]
+    """Each change: ``{id, tool, summary, impact}`` (``impact``: its sentences)."""
+    question: str
+    """What to answer, saying only what the impacts say ("Apply these 3 changes? One of
+    them would point a connection at another step (see its impact).")."""
+
+
 def proposal_changes(
     base_yaml: str, draft: Sequence[dict[str, Any]], ctx: ToolContext, *, max_bytes: int
-) -> list[dict[str, Any]]:
+) -> Proposed:
     """Each change of the draft with its impact, computed from the document graph by
-    applying the changes one by one on the base (what *this* change stops)."""
+    applying the changes one by one on the base (what *this* change stops), and the
+    question that asks about them."""
     doc = WorkflowDocument.from_yaml(base_yaml, max_bytes=max_bytes)
     out = []
+    impacts: list[Impact] = []
     for entry in draft:
         before: Structure = doc.structure
         result = apply_recipe(doc, entry["recipe"], ctx)
-        impact = list(impact_of(before, doc.structure).sentences) if result.ok else []
+        impact = impact_of(before, doc.structure) if result.ok else Impact()
+        impacts.append(impact)
         out.append(
             {
                 "id": entry["id"],
                 "tool": entry["tool"],
                 "summary": entry["summary"],
-                "impact": impact,
+                "impact": list(impact.sentences),
             }
         )
-    return out
+    return Proposed(out, review_question(impacts))
+
+
+def review_question(impacts: Sequence[Impact]) -> str:
+    """The proposal's question for changes with these impacts: how many there are and,
+    when some change what runs, the kinds of thing they do (only what they do)."""
+    count = len(impacts)
+    question = f"Apply {'this change' if count == 1 else f'these {count} changes'}?"
+    doing = [i for i in impacts if i]
+    if not doing:
+        return question
+    counts: dict[str, int] = {}
+    for impact in doing:
+        for kind, n in impact.effects.items():
+            counts[kind] = counts.get(kind, 0) + n
+    words = effects_text({kind: counts[kind] for kind in EFFECTS if kind in counts})
+    if count == 1:
+        return f"{question} It would {words} (see its impact)."
+    if len(doing) == 1:
+        return f"{question} One of them would {words} (see its impact)."
+    who = "Between them they" if len(doing) == count else "Some of them"
+    return f"{question} {who} would {words} (see each change's impact)."
 
 
 def unified_diff(base_yaml: str, draft_yaml: str, base_version: int) -> str:

@@ -24,6 +24,7 @@ import traceback
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from agents.api import ProgressCallback, RunProgressEvent, TestRunner
 from app.auth import Principal
@@ -53,6 +54,8 @@ from tools.testrun import RunRequest, TestRun
 __all__ = [
     "FIX_INPUT_CHARS",
     "MASK",
+    "OpenDraft",
+    "OpenDrafts",
     "RunFailedError",
     "RunPolicy",
     "RunService",
@@ -87,6 +90,25 @@ class RunFailedError(PlanwrightError):
     code = "run_failed"
 
 
+@dataclass(frozen=True)
+class OpenDraft:
+    """A session's open review-mode proposal, as a ``run`` frame runs it (DESIGN §5c)."""
+
+    turn_id: str
+    """The turn paused on the proposal (the run is stored with it, as its own
+    ``test_run`` calls are)."""
+    yaml: str
+    """The proposed draft."""
+    base_version: int
+    """The version the draft was made from."""
+
+
+class OpenDrafts(Protocol):
+    """Where the service finds a session's open proposal (the turn service)."""
+
+    async def open_draft(self, session_id: str) -> OpenDraft | None: ...
+
+
 class RunService:
     """Test runs of stored workflows; see the module docstring."""
 
@@ -104,6 +126,9 @@ class RunService:
         self.max_yaml_bytes = max_yaml_bytes
         self.new_id = new_id
         self._slots = asyncio.Semaphore(self.policy.concurrency)
+        self.drafts: OpenDrafts | None = None
+        """Set by the service once the turn service exists (``app.services``): a ``run``
+        frame on a session with an open proposal runs its draft."""
 
     # -- running ---------------------------------------------------------------------
 
@@ -255,7 +280,13 @@ class RunService:
         self, session: SessionRecord, principal: Principal, frame: RunFrame, send: Send
     ) -> None:
         """A chat socket's ``run`` frame: ``run.progress`` frames, then ``run.completed``;
-        any failure is one ``error`` frame (the socket stays open)."""
+        any failure is one ``error`` frame (the socket stays open).
+
+        While the session has an open review-mode proposal, a frame without ``version``
+        runs the proposed draft (``draft: true``, at the proposal's base version, stored
+        with the proposal's turn, as that turn's own ``test_run`` calls are), so what is
+        proposed can be watched on a sample before it is accepted; a ``version`` runs
+        that version."""
 
         async def progress(event: RunProgressEvent) -> None:
             await send(RunProgressFrame(**event.model_dump()))
@@ -267,13 +298,30 @@ class RunService:
                     code="project_session",
                 )
             fields = frame.model_dump(exclude={"type"}, exclude_none=True)
-            run = await self.run(
-                session.workflow_id,
-                RunRequest.model_validate(fields),
-                author=principal.author,
-                session_id=session.id,
-                on_progress=progress,
-            )
+            request = RunRequest.model_validate(fields)
+            draft = None
+            if frame.version is None and self.drafts is not None:
+                draft = await self.drafts.open_draft(session.id)
+            if draft is not None:
+                run = await self.run_yaml(
+                    session.workflow_id,
+                    draft.yaml,
+                    draft.base_version,
+                    request,
+                    author=principal.author,
+                    session_id=session.id,
+                    turn_id=draft.turn_id,
+                    on_progress=progress,
+                    draft=True,
+                )
+            else:
+                run = await self.run(
+                    session.workflow_id,
+                    request,
+                    author=principal.author,
+                    session_id=session.id,
+                    on_progress=progress,
+                )
         except asyncio.CancelledError:  # a ``cancel`` frame: the runner stopped it
             await send(error_frame("cancelled", "The test run was cancelled; nothing was kept."))
             raise

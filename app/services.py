@@ -208,6 +208,7 @@ async def open_services(
             prompt_loader=prompt_source.load if prompt_source else load_prompt,
         )
         turns.aids = runs  # the chat tool's runner and the last failed run for "fix it"
+        runs.drafts = turns  # a run frame while a proposal is open runs its draft
         stack.push_async_callback(turns.shutdown)
         # Plan turns pause for review in the shared checkpointer (any worker resumes them);
         # the workflow builds inside them run to their end, so memory holds theirs.

@@ -38,6 +38,7 @@ from app.bus.base import TurnLock
 from app.errors import ConflictError, NotFoundError
 from app.offload import off_loop
 from app.publishing import Publisher, StoreCommitter
+from app.runs import OpenDraft
 from app.store import SessionRecord, Store, WorkflowRecord
 from app.turn_lock import CANCELLED_BEFORE_START
 from app.turn_records import AT_LAST_VERSION, Send, record_start
@@ -276,6 +277,16 @@ class TurnService(TurnServiceBase[TurnRuntime, WorkflowRecord]):
         if pending is None or "proposal" not in pending:
             return None
         return turn.id, pending
+
+    async def open_draft(self, session_id: str) -> OpenDraft | None:
+        """The session's open proposal's draft, for a ``run`` frame to run
+        (:meth:`app.runs.RunService.on_socket`)."""
+        found = await self.open_proposal(session_id)
+        if found is None:
+            return None
+        turn_id, pending = found
+        proposal = pending["proposal"]
+        return OpenDraft(turn_id, proposal["yaml"], int(proposal["base_version"]))
 
     async def review(
         self,

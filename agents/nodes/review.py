@@ -29,12 +29,9 @@ async def propose_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
     rt = runtime.context
     draft = state.get("draft") or []
     base_yaml, base_version = state["base_yaml"], state["base_version"]
-    changes = proposal_changes(base_yaml, draft, rt.tools, max_bytes=rt.config.max_yaml_bytes)
-    count = len(changes)
+    proposed = proposal_changes(base_yaml, draft, rt.tools, max_bytes=rt.config.max_yaml_bytes)
     said = (state.get("final_text") or "").strip()
-    question = f"Apply {'this change' if count == 1 else f'these {count} changes'}?"
-    if any(c["impact"] for c in changes):
-        question += " Some of them stop steps from running (see each change's impact)."
+    question = proposed.question  # says only what the impacts say
     return {
         "proposal": {
             "request_id": review_request_id(state.get("turn_id", "")),
@@ -43,7 +40,7 @@ async def propose_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
                 "base_version": base_version,
                 "yaml": state["yaml"],
                 "diff": unified_diff(base_yaml, state["yaml"], base_version),
-                "changes": changes,
+                "changes": proposed.changes,
             },
         }
     }

@@ -245,7 +245,15 @@ function updateComposer() {
   document.body.dataset.turn = state.pendingConfirm ? waiting : busy ? "running" : "idle";
   el.send.disabled = Boolean(busy || state.pendingConfirm || !connected);
   el.cancel.hidden = !state.turnRunning;
+  const proposal = openProposal();
+  runPanel.setDraft(proposal ? proposal.base_version : null);
   runPanel.updateFix();
+}
+
+// The proposal waiting for an answer here (null: none, or its answer is on its way).
+function openProposal() {
+  const pending = state.pendingConfirm;
+  return pending && pending.proposal ? pending : null;
 }
 
 // Whether a turn may be sent now (null: this session cannot edit at all).
@@ -294,17 +302,31 @@ function stepName(key) {
 }
 
 // Run the workflow on the editors' sample: over the chat socket (progress streams),
-// else over REST (the result comes at the end).
+// else over REST (the result comes at the end). While a proposal is open the socket's
+// run tests its draft (the server's choice for a run frame without a version): the
+// diagram shows the draft, which the run colours; REST would run the current version,
+// so without the socket nothing is run then.
 function startRun(request) {
   if (!state.session || !pane.workflow) return false;
+  const proposal = openProposal();
+  if (proposal) showDraftOf(proposal);
   if (state.chatSocket && state.chatSocket.send({ type: "run", ...request })) {
     state.runPending = true;
     runPanel.waiting();
     pane.showLive(new Map());
     return true;
   }
+  if (proposal) return false;
   runOverRest(request);
   return true;
+}
+
+// The diagram shows the open proposal's draft (its card's toggle follows).
+function showDraftOf(proposal) {
+  const card = state.reviewCard;
+  if (card && card.proposal.request_id === proposal.request_id) {
+    if (!card.previewing) card.setPreview(true);
+  } else if (!pane.draftShown()) pane.previewDraft(proposal);
 }
 
 async function runOverRest(request) {
@@ -323,6 +345,9 @@ async function runOverRest(request) {
 function runFinished(run) {
   state.runPending = false;
   if (!pane.workflow || (run.workflow_id && run.workflow_id !== pane.workflow.id)) return;
+  // A run of the open proposal's draft is drawn on the draft.
+  const proposal = openProposal();
+  if (run.draft && proposal && run.version === proposal.base_version) showDraftOf(proposal);
   runPanel.completed(run);
   pane.showRun(run);
   runPanel.updateFix();
@@ -358,6 +383,7 @@ const runPanel = new RunPanel(
     problem: $("#run-problem"),
     progress: $("#run-progress"),
     result: $("#run-result"),
+    target: $("#run-target"),
   },
   {
     onRun: startRun,

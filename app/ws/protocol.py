@@ -93,7 +93,8 @@ class ReviewFrame(_Frame):
 
 class RunFrame(_Frame):
     """Test-run the session's workflow on a sample (DESIGN §5c); streams ``run.progress``
-    then ``run.completed``."""
+    then ``run.completed``. Without ``version``: the head, or while the session has an
+    open proposal, the proposed draft (``draft: true``)."""
 
     type: Literal["run"]
     version: int | None = Field(None, ge=1, strict=True)

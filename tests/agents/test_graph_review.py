@@ -7,9 +7,11 @@ from typing import Any
 import pytest
 
 from agents.models import ScriptedModel
+from agents.offline import OfflineModel
 from agents.review import DependentChangeError, StaleProposalError, replay
 from agents.runtime import InMemoryCommitter
 from tests.agents.helpers import BASE_YAML, Outcome, counting_ids, run
+from tests.documents import REFERRAL_DOC
 from tools.document import WorkflowDocument
 from tools.registry import run_tool
 
@@ -237,3 +239,111 @@ async def test_code_someone_else_changed_since_makes_the_proposal_stale() -> Non
             ctx=counting_ids(),
             max_bytes=1 << 20,
         )
+
+
+def _changes(*calls: tuple[str, dict[str, Any]]) -> ScriptedModel:
+    return ScriptedModel([*(S.tool_calls(call) for call in calls), S.text("Done.")])
+
+
+def _moved_head(*calls: tuple[str, dict[str, Any]]) -> WorkflowDocument:
+    """The base as another editor left it after ``calls``."""
+    head = WorkflowDocument.from_yaml(BASE_YAML)
+    for name, args in calls:
+        assert run_tool(head, name, args).ok, (name, args)
+    return head
+
+
+NOTIFY_AFTER_CHECK: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("add_jobs", {"jobs": [{"name": "Notify clinic", "key": "notify", "adaptor": "common"}]}),
+    ("add_edges", {"edges": [{"source": "check", "target": "notify"}]}),
+)
+
+
+def _replay_on(paused: Outcome, head: WorkflowDocument, accepted: list[str]) -> Any:
+    return replay(
+        base_yaml=BASE_YAML,
+        head=head,
+        moved=True,
+        draft=_draft_of(paused),
+        accepted=accepted,
+        ctx=counting_ids(),
+        max_bytes=1 << 20,
+    )
+
+
+async def test_a_disconnection_that_would_stop_more_on_the_head_than_shown_is_stale() -> None:
+    """The proposal said Check coverage would no longer run; meanwhile a step was added
+    after it, so on the head the same change would stop that one too."""
+    paused = await run(
+        _changes(("remove_edges", {"edges": [{"source": "fetch", "target": "check"}]})),
+        "disconnect the coverage check",
+        review=True,
+    )
+    (change,) = paused.last["changes"]
+    assert "'Check coverage' would no longer run (no trigger would reach it)." in change["impact"]
+    with pytest.raises(StaleProposalError, match="do more than its impact said") as caught:
+        _replay_on(paused, _moved_head(*NOTIFY_AFTER_CHECK), ["c1"])
+    assert "'Notify clinic'" in caught.value.message
+
+
+async def test_connecting_a_step_someone_else_changed_is_stale() -> None:
+    """A change reads the steps it connects: one whose adaptor someone else changed
+    meanwhile is no longer the step the proposal showed."""
+    paused = await run(_add_and_connect(), "add a notify step", review=True)
+    head = _moved_head(("update_jobs", {"jobs": [{"key": "check", "adaptor": "common"}]}))
+    with pytest.raises(StaleProposalError, match="someone else changed the step 'Check cov"):
+        _replay_on(paused, head, ["c1", "c2"])
+    # The step it adds reads nothing of theirs: alone, it applies.
+    done = _replay_on(
+        paused,
+        _moved_head(("update_jobs", {"jobs": [{"key": "check", "adaptor": "common"}]})),
+        ["c1"],
+    )
+    assert done.applied == ["c1"]
+
+
+async def test_the_same_code_written_meanwhile_is_no_conflict() -> None:
+    paused = await run(_write_code(), "write the coverage code", review=True)
+    head = WorkflowDocument.from_yaml(BASE_YAML)
+    from tools.jobcode.stitch import stitch_job_code
+
+    assert stitch_job_code(head, "check", "get('Coverage', { query: { patient: $.id } });").ok
+    assert _replay_on(paused, head, ["c1"]).applied == ["c1"]
+
+
+# --- the question says only what the impacts say --------------------------------------
+
+
+async def test_a_plain_insert_is_not_said_to_stop_anything() -> None:
+    """Inserting a step after Fetch referral (no trigger: nothing runs either way) only
+    points Fetch referral's connection at the new step: that is all the question says."""
+    paused = await run(
+        OfflineModel(), "add a dedupe step after fetch referral", yaml=REFERRAL_DOC, review=True
+    )
+    proposal = paused.last
+    assert proposal["type"] == "proposal", paused.events
+    impacts = [sentence for c in proposal["changes"] for sentence in c["impact"]]
+    assert impacts == [
+        "The connection from 'Fetch referral' to 'Check coverage' would go to 'Dedupe' instead."
+    ]
+    assert proposal["question"].endswith(
+        "Apply these 3 changes? One of them would point a connection at another step "
+        "(see its impact)."
+    )
+    assert "stop" not in proposal["question"] and "remov" not in proposal["question"]
+
+
+async def test_the_question_names_each_kind_of_impact_and_nothing_more() -> None:
+    # Behind a trigger, the same insert's retarget also stops a step until the new one
+    # leads on to Check coverage: both are said.
+    paused = await run(OfflineModel(), "add a dedupe step after fetch referral", review=True)
+    assert paused.last["question"].endswith(
+        "One of them would stop a step from running and point a connection at another step "
+        "(see its impact)."
+    )
+    removal = await run(_changes(("remove_jobs", {"keys": ["check"]})), "remove it", review=True)
+    assert removal.last["question"].endswith(
+        "Apply this change? It would remove a step (see its impact)."
+    )
+    harmless = await run(_add_and_connect(), "add a notify step", review=True)
+    assert harmless.last["question"].endswith("Apply these 2 changes?")

@@ -360,3 +360,48 @@ def test_test_it_in_chat_streams_its_run_into_the_panel_and_the_diagram(
     expect(result.locator("button.fix-run")).to_be_enabled()
     assert server.request("GET", f"/v1/workflows/{created['id']}", EDITOR)["version"] == 1
     screenshot(page, "run-07-from-chat")
+
+
+def test_while_a_proposal_waits_run_tests_its_draft_on_the_sample(
+    server: LiveServer, open_page: OpenPage
+) -> None:
+    """A domain expert watches the proposed change run before accepting it: the Run
+    button runs the draft (the server's choice while a proposal is open), the diagram
+    shows the draft coloured by that run, and nothing is applied."""
+    page, created, frames = run_session(server, open_page, review=True)
+    page.fill("#chat-input", "add a step called Dedupe with common after Normalise referral")
+    page.press("#chat-input", "Enter")
+    card = page.locator(".review-card:not([data-answer])")
+    expect(card).to_be_visible(timeout=30_000)
+    page.wait_for_selector('body[data-turn="review"]')
+
+    fill_run(page, {"age": 70}, SAMPLES)
+    expect(page.locator("#run-button")).to_have_text("Run the proposed draft")
+    expect(page.locator("#run-target")).to_contain_text("tests its draft")
+    expect(page.locator("#run-target")).to_contain_text("on version 1")
+    card.locator("button.preview").click()  # the head on the diagram: a run shows the draft
+    expect(page.locator("#draft-bar")).to_be_hidden()
+    page.click("#run-button")
+    result = page.locator("#run-result[data-status]")
+    expect(result).to_be_visible(timeout=RUN_TIMEOUT)
+    (sent,) = frames.sent_of("run")
+    assert "version" not in sent  # the server runs the open proposal's draft
+    (completed,) = frames.received_of("run.completed")
+    run = completed["run"]
+    assert (run["draft"], run["version"]) == (True, 1)
+    assert "dedupe" in [step["key"] for step in run["steps"]]
+    expect(result.locator(".run-head .chip")).to_have_text("draft of version 1")
+    screenshot(page, "run-08-draft-of-a-proposal")
+
+    page.click('.tab[data-tab="diagram"]')
+    expect(page.locator("#draft-bar")).to_contain_text("Draft, not applied")
+    expect(page.locator('.node.job[data-key="dedupe"]')).to_have_attribute("data-run", "succeeded")
+    expect(page.locator("#run-bar")).to_contain_text("ran on the proposed draft of version 1")
+    assert server.request("GET", f"/v1/workflows/{created['id']}", EDITOR)["version"] == 1
+    expect(card).to_be_visible()  # still waiting for its answer
+
+    card.locator("button.reject").click()
+    page.wait_for_selector('body[data-turn="idle"]')
+    page.click('.tab[data-tab="run"]')
+    expect(page.locator("#run-target")).to_be_hidden()
+    expect(page.locator("#run-button")).to_have_text("Run again")  # the current version again

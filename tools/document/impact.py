@@ -142,6 +142,40 @@ class Impact:
         """The sentences as one paragraph ('' when empty)."""
         return " ".join(self.sentences)
 
+    @property
+    def effects(self) -> dict[str, int]:
+        """What kinds of thing it does, with how many of each (keys of ``EFFECTS``, in
+        that order; only those it does): the words for a question about several changes."""
+        retargeted = sum(1 for e in self.removed_edges if e.goes_to is not None)
+        counts = {
+            "remove_trigger": len(self.removed_triggers),
+            "retype_trigger": len(self.trigger_type_changes),
+            "remove_step": len(self.removed_steps),
+            "stop_step": len(self.unreachable_steps),
+            "remove_connection": len(self.removed_edges) - retargeted,
+            "redirect_connection": retargeted,
+            "disable_connection": len(self.disabled_edges),
+        }
+        return {kind: n for kind, n in counts.items() if n}
+
+
+EFFECTS: dict[str, tuple[str, str]] = {
+    "remove_trigger": ("remove a trigger", "remove triggers"),
+    "retype_trigger": ("change a trigger's type", "change triggers' types"),
+    "remove_step": ("remove a step", "remove steps"),
+    "stop_step": ("stop a step from running", "stop steps from running"),
+    "remove_connection": ("remove a connection", "remove connections"),
+    "redirect_connection": ("point a connection at another step", "point connections elsewhere"),
+    "disable_connection": ("disable a connection", "disable connections"),
+}
+"""Each kind of :attr:`Impact.effects` as a verb phrase: (one, several)."""
+
+
+def effects_text(counts: Mapping[str, int]) -> str:
+    """Effects (kind -> how many, as :attr:`Impact.effects` says them, summed over
+    changes) as one phrase: "remove a step and point a connection at another step"."""
+    return _names(EFFECTS[k][0 if n == 1 else 1] for k, n in counts.items() if n and k in EFFECTS)
+
 
 def impact(
     before: Structure, after: Structure, *, renamed: Mapping[str, str] | None = None

@@ -162,7 +162,7 @@ function durationText(ms) {
 }
 
 export class RunPanel {
-  // elements: {form, input, responses, button, problem, progress, result};
+  // elements: {form, input, responses, button, problem, progress, result, target};
   // onRun(request) starts a run (false: could not); onFix(run); nameOf(key) -> step name;
   // jobKeys() -> the shown workflow's step keys; fixAllowed() -> null when this
   // session cannot edit (no Fix button), else whether a Fix turn may be sent now.
@@ -174,6 +174,7 @@ export class RunPanel {
     this.jobKeys = jobKeys;
     this.fixAllowed = fixAllowed;
     this.run = null; // the last finished run shown
+    this.draftOf = null; // the base version of the open proposal whose draft Run runs
     this.running = false;
     this.progressRun = null; // {run_id, steps: Map key -> status} while one runs
     this.el.input.value = DEFAULT_INPUT;
@@ -190,6 +191,28 @@ export class RunPanel {
     }
   }
 
+  // While a proposal is open the server runs its draft (a `run` frame without a
+  // version): the button and a note say so. `baseVersion`: the proposal's base; null:
+  // none open, Run runs the current version.
+  setDraft(baseVersion) {
+    this.draftOf = baseVersion ?? null;
+    const target = this.el.target;
+    if (target) {
+      target.hidden = this.draftOf === null;
+      target.textContent =
+        this.draftOf === null
+          ? ""
+          : `A proposal is waiting for review: Run tests its draft (the proposed changes on version ${this.draftOf}), not the current version. Nothing is applied.`;
+    }
+    this.el.form.dataset.target = this.draftOf === null ? "version" : "draft";
+    if (!this.running) this.el.button.textContent = this.idleLabel(Boolean(this.run));
+  }
+
+  idleLabel(again) {
+    if (this.draftOf !== null) return "Run the proposed draft";
+    return again ? "Run again" : "Run";
+  }
+
   reset() {
     this.run = null;
     this.running = false;
@@ -199,7 +222,7 @@ export class RunPanel {
     this.el.result.hidden = true;
     this.el.problem.textContent = "";
     this.el.button.disabled = false;
-    this.el.button.textContent = "Run";
+    this.el.button.textContent = this.idleLabel(false);
     delete this.el.result.dataset.status;
   }
 
@@ -270,7 +293,7 @@ export class RunPanel {
     this.running = false;
     this.progressRun = null;
     this.el.button.disabled = false;
-    this.el.button.textContent = "Run";
+    this.el.button.textContent = this.idleLabel(Boolean(this.run));
     this.el.progress.dataset.state = "idle";
     clear(this.el.progress);
     this.el.problem.textContent = message;
@@ -281,7 +304,7 @@ export class RunPanel {
     this.running = false;
     this.progressRun = null;
     this.el.button.disabled = false;
-    this.el.button.textContent = "Run again";
+    this.el.button.textContent = this.idleLabel(true);
     this.el.progress.dataset.state = "idle";
     clear(this.el.progress);
     this.show(run);

@@ -10,10 +10,15 @@ import pytest
 from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketTestSession
 
+from agents.events import RunProgressEvent
 from agents.models import ScriptedModel
-from tests.app.service.helpers import DOC, EDITOR, auth, create_workflow
+from agents.testrun import ProgressCallback
+from tests.app.service.helpers import DOC, EDITOR, OTHER_EDITOR, auth, create_workflow
 from tests.waiting import wait_until
 from tools.document import WorkflowDocument
+from tools.jobcode.stitch import stitch_job_code
+from tools.registry import run_tool
+from tools.testrun import RunRequest, StepRun, TestRun
 
 S = ScriptedModel
 
@@ -162,8 +167,6 @@ def test_a_proposal_made_stale_by_another_editor_commits_nothing(
 ) -> None:
     workflow_id, session_id, proposal = _propose(client, model)
     head = WorkflowDocument.from_yaml(DOC)
-    from tools.registry import run_tool
-
     assert run_tool(head, "remove_jobs", {"keys": ["check"]}).ok
     put = client.put(
         f"/v1/workflows/{workflow_id}",
@@ -255,3 +258,224 @@ def test_accepting_replays_on_the_parsed_head_without_parsing_it_again(
     assert answer.status_code == 200, answer.text
     assert parses == []
     assert _workflow(client, workflow_id)["yaml"] == proposal["yaml"]
+
+
+# --- a head another editor moved: what still applies, what is stale ------------------
+
+
+def _propose_script(
+    client: TestClient, model: ScriptedModel, *calls: tuple[str, dict[str, Any]]
+) -> tuple[str, str, dict[str, Any]]:
+    """A review-mode turn making ``calls`` (one change each); its proposal."""
+    model.push(*(S.tool_calls(call) for call in calls), S.text("Done."))
+    workflow_id, session_id = _review_session(client)
+    with _chat(client, session_id) as ws:
+        ws.send_json(_turn("change it"))
+        frames = _until(ws, "proposal", "turn.completed", "error")
+    assert frames[-1]["type"] == "proposal", frames
+    return workflow_id, session_id, frames[-1]
+
+
+def _other_editor_saves(client: TestClient, workflow_id: str, edit: Callable[[str], str]) -> int:
+    """Another editor PUTs the head with ``edit`` made to its YAML; the new version."""
+    current = _workflow(client, workflow_id)
+    changed = edit(current["yaml"])
+    assert changed != current["yaml"]
+    put = client.put(
+        f"/v1/workflows/{workflow_id}",
+        json={"yaml": changed, "expected_version": current["version"]},
+        headers=auth(OTHER_EDITOR),
+    )
+    assert put.status_code == 200, put.text
+    version: int = put.json()["version"]
+    return version
+
+
+def _accept(client: TestClient, session_id: str, proposal: dict[str, Any]) -> Any:
+    return client.post(
+        f"/v1/sessions/{session_id}/review",
+        json={
+            "request_id": proposal["request_id"],
+            "accepted": [c["id"] for c in proposal["changes"]],
+        },
+        headers=auth(EDITOR),
+    )
+
+
+def _assert_stale(
+    client: TestClient, answer: Any, workflow_id: str, session_id: str, version: int
+) -> str:
+    assert answer.status_code == 409, answer.text
+    error = answer.json()["error"]
+    assert error["code"] == "stale_proposal", error
+    assert _workflow(client, workflow_id)["version"] == version  # nothing committed
+    session = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+    assert session["pending_confirmation"] is None  # closed: ask again
+    message: str = error["message"]
+    return message
+
+
+BOBS_CODE = "fn(s => { s.data.bobsWork = 42; return s; });"
+
+
+def _connect_notify(doc: WorkflowDocument) -> None:
+    """A new step, Notify clinic, after Check coverage."""
+    notify = {"name": "Notify clinic", "key": "notify", "adaptor": "common"}
+    assert run_tool(doc, "add_jobs", {"jobs": [notify]}).ok
+    assert run_tool(doc, "add_edges", {"edges": [{"source": "check", "target": "notify"}]}).ok
+
+
+def _bob_codes_check_and_connects_notify(yaml: str) -> str:
+    """Code in Check coverage, and a new step Notify clinic after it."""
+    doc = WorkflowDocument.from_yaml(yaml)
+    assert stitch_job_code(doc, "check", BOBS_CODE + "\n").ok
+    _connect_notify(doc)
+    return doc.to_yaml()
+
+
+def test_removing_a_step_someone_else_changed_meanwhile_is_stale(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    """The proposal said "Check coverage would be removed"; meanwhile another editor wrote
+    its code and connected a step after it. Accepting must not delete their work."""
+    workflow_id, session_id, proposal = _propose_script(
+        client, model, ("remove_jobs", {"keys": ["check"]})
+    )
+    assert proposal["changes"][0]["impact"] == ["The step 'Check coverage' would be removed."]
+    version = _other_editor_saves(client, workflow_id, _bob_codes_check_and_connects_notify)
+    message = _assert_stale(
+        client, _accept(client, session_id, proposal), workflow_id, session_id, version
+    )
+    assert "the step 'Check coverage'" in message
+    head = WorkflowDocument.from_yaml(_workflow(client, workflow_id)["yaml"])
+    assert BOBS_CODE in (head.structure.jobs["check"].body or "")
+    assert head.structure.find_edge("check", "notify") is not None
+
+
+def test_removing_a_step_that_now_leads_on_to_another_is_stale(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    """Only a new step after it, no change to the step itself: on the head the removal
+    would also cut that step off, which the proposal never showed."""
+    workflow_id, session_id, proposal = _propose_script(
+        client, model, ("remove_jobs", {"keys": ["check"]})
+    )
+
+    def connect_notify(yaml: str) -> str:
+        doc = WorkflowDocument.from_yaml(yaml)
+        _connect_notify(doc)
+        return doc.to_yaml()
+
+    version = _other_editor_saves(client, workflow_id, connect_notify)
+    message = _assert_stale(
+        client, _accept(client, session_id, proposal), workflow_id, session_id, version
+    )
+    assert "also remove the connection from 'Check coverage' to 'Notify clinic'" in message
+    assert "notify:" in _workflow(client, workflow_id)["yaml"]
+
+
+def test_renaming_a_step_someone_else_renamed_meanwhile_is_stale(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    workflow_id, session_id, proposal = _propose_script(
+        client, model, ("update_jobs", {"jobs": [{"key": "fetch", "name": "Get referral"}]})
+    )
+    version = _other_editor_saves(
+        client, workflow_id, lambda y: y.replace("name: Fetch referral", "name: Pull referral")
+    )
+    message = _assert_stale(
+        client, _accept(client, session_id, proposal), workflow_id, session_id, version
+    )
+    assert "someone else changed the step 'Pull referral'" in message
+    assert "name: Pull referral" in _workflow(client, workflow_id)["yaml"]
+
+
+def test_a_change_someone_else_did_not_touch_still_applies_on_the_moved_head(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    """Another editor changed Fetch referral's code and the workflow's name; the
+    proposal adds a step after Check coverage: it applies, and keeps their work."""
+    workflow_id, session_id, proposal = _propose(client, model)
+
+    def elsewhere(yaml: str) -> str:
+        doc = WorkflowDocument.from_yaml(yaml)
+        assert stitch_job_code(doc, "fetch", "get('/referrals/new');\n").ok
+        assert run_tool(doc, "update_workflow", {"name": "Referrals v2"}).ok
+        return doc.to_yaml()
+
+    version = _other_editor_saves(client, workflow_id, elsewhere)
+    answer = _accept(client, session_id, proposal)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["outcome"] == "applied" and answer.json()["version"] == version + 1
+    head = WorkflowDocument.from_yaml(_workflow(client, workflow_id)["yaml"])
+    assert head.name == "Referrals v2"
+    assert "get('/referrals/new');" in (head.structure.jobs["fetch"].body or "")
+    assert head.structure.find_edge("check", "notify-clinic") is not None
+
+
+# --- a test run while a proposal is open runs its draft ------------------------------
+
+
+class _RecordingRunner:
+    """Stands in for OpenFn's runtime: notes the document each run got, runs each step."""
+
+    def __init__(self) -> None:
+        self.ran: list[WorkflowDocument] = []
+
+    async def run(
+        self,
+        workflow: WorkflowDocument,
+        request: RunRequest,
+        *,
+        run_id: str,
+        on_progress: ProgressCallback | None = None,
+        **_: Any,
+    ) -> TestRun:
+        self.ran.append(workflow)
+        steps = []
+        for key, job in workflow.structure.jobs.items():
+            if on_progress is not None:
+                await on_progress(RunProgressEvent(run_id=run_id, step_key=key, status="started"))
+            steps.append(StepRun(key=key, name=job.name, status="succeeded", duration_ms=1))
+        return TestRun(run_id=run_id, status="succeeded", steps=steps, final_state=request.input)
+
+
+def _run_frame(ws: WebSocketTestSession, **fields: Any) -> dict[str, Any]:
+    ws.send_json({"type": "run", "input": {"data": {}}, **fields})
+    frames = _until(ws, "run.completed", "error")
+    assert frames[-1]["type"] == "run.completed", frames
+    run: dict[str, Any] = frames[-1]["run"]
+    return run
+
+
+def test_a_run_while_a_proposal_is_open_runs_the_proposed_draft(
+    client: TestClient, model: ScriptedModel
+) -> None:
+    runner = _RecordingRunner()
+    services = client.app.state.services  # type: ignore[attr-defined]
+    services.runs.runner = runner
+    workflow_id, session_id, proposal = _propose(client, model)
+    with _chat(client, session_id) as ws:
+        run = _run_frame(ws)
+        # The draft, labelled as one: made from version 1, not applied.
+        assert (run["draft"], run["version"]) == (True, 1)
+        assert "notify-clinic" in [step["key"] for step in run["steps"]]
+        assert runner.ran[-1].to_yaml() == proposal["yaml"]
+        # Stored as the proposal's turn's own test_run calls are.
+        assert client.portal is not None
+        stored = client.portal.call(services.store.get_test_run, run["run_id"])
+        assert (stored.turn_id, stored.session_id) == (proposal["turn_id"], session_id)
+        read = client.get(f"/v1/runs/{run['run_id']}", headers=auth(EDITOR)).json()
+        assert (read["draft"], read["version"]) == (True, 1)
+
+        pinned = _run_frame(ws, version=1)  # a version asked for by number is that version
+        assert (pinned["draft"], pinned["version"]) == (False, 1)
+        assert "notify-clinic" not in [step["key"] for step in pinned["steps"]]
+
+        ws.send_json(
+            {"type": "review", "request_id": proposal["request_id"], "accepted": ["c1", "c2"]}
+        )
+        assert _until(ws, "turn.completed", "error")[-1]["type"] == "turn.completed"
+        after = _run_frame(ws)  # no proposal open: the head
+        assert (after["draft"], after["version"]) == (False, 2)
+    assert _workflow(client, workflow_id)["version"] == 2  # the draft runs committed nothing
