@@ -393,9 +393,7 @@ def _read_structure(root: CommentedMap) -> Structure:
         if entries is None:
             continue
         if not isinstance(entries, dict):
-            raise DocumentError(
-                f"{section} must be a mapping.", code="invalid_field", field=section
-            )
+            raise DocumentError(f"{section} must be a mapping.", code="invalid_field")
         target = structure.section(section)
         for key, values in entries.items():
             target[key] = make_entry(section, key, dict(values))
