@@ -99,7 +99,7 @@ class RunFrame(_Frame):
     version: int | None = Field(None, ge=1, strict=True)
     input: dict[str, Any] | None = None
     responses: list[SampleResponse] = Field(default_factory=list, max_length=200)
-    timeout_s: float | None = Field(None, gt=0, le=120)
+    timeout_s: float | None = Field(None, gt=0)  # over the limit: timeout_too_long (app.runs)
 
 
 AnyClientFrame = TurnFrame | ConfirmFrame | CancelFrame | ReviewFrame | RunFrame
