@@ -14,6 +14,7 @@ __all__ = [
     "AuthError",
     "ConflictError",
     "ForbiddenError",
+    "InternalError",
     "NotFoundError",
     "RequestError",
     "VersionConflictError",
@@ -51,6 +52,12 @@ class AuthError(PlanwrightError):
     """Missing or wrong credentials (HTTP 401, WebSocket close 1008)."""
 
     code = "unauthorized"
+
+
+class InternalError(PlanwrightError):
+    """Something failed that no handler expected (HTTP 500); says nothing of what."""
+
+    code = "internal_error"
 
 
 class RequestError(PlanwrightError):

@@ -15,7 +15,14 @@ from typing import Any
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
-from app.errors import AuthError, ConflictError, ForbiddenError, NotFoundError, RequestError
+from app.errors import (
+    AuthError,
+    ConflictError,
+    ForbiddenError,
+    InternalError,
+    NotFoundError,
+    RequestError,
+)
 from tools.errors import DocumentError, PlanwrightError, ToolInputError
 
 _STATUS: tuple[tuple[type[PlanwrightError], int], ...] = (
@@ -25,6 +32,7 @@ _STATUS: tuple[tuple[type[PlanwrightError], int], ...] = (
     (ConflictError, 409),
     (DocumentError, 422),
     (ToolInputError, 422),
+    (InternalError, 500),
 )
 
 _TOO_LARGE_CODES = frozenset({"document_too_large", "too_many_jobs", "too_many_edges"})

@@ -1,8 +1,9 @@
 """Request bodies over the size limit are refused before they are read.
 
-A pure ASGI middleware, outermost, so it runs before routing, authentication or
-body parsing: a declared ``Content-Length`` over the limit gets 413 at once,
-without a byte of the body read; a body without one (chunked) is counted as it
+A pure ASGI middleware, outside all but :class:`app.server_errors.ServerErrors`
+(which reads nothing), so it runs before routing, authentication or body parsing:
+a declared ``Content-Length`` over the limit gets 413 at once, without a byte of
+the body read; a body without one (chunked) is counted as it
 streams in, and the request fails with 413 the moment the count passes the
 limit, so at most one chunk over the limit is ever held. (WebSocket frames are
 limited by the server itself: ``ws_max_size``, see :func:`server_options`.)

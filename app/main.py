@@ -24,6 +24,7 @@ from app.http_errors import error_response, framework_error, validation_error
 from app.limits import BodySizeLimit, BodyTooLargeError, too_large_response
 from app.offload import tidy_periodically
 from app.origin import SameOriginWebSockets
+from app.server_errors import ServerErrors
 from app.services import open_services
 from app.settings import Settings
 from app.web.assets import modules_dir
@@ -80,8 +81,11 @@ def create_app(
     # Inside the size limit: a body without a valid token gets 401 before it is read
     # (FastAPI would read and parse it before the token dependency ran).
     app.add_middleware(EarlyAuth, routes=[route for router in routers for route in router.routes])
-    # Added last, so outermost: bodies are refused before anything reads them.
+    # Outside the others: bodies are refused before anything reads them.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    # Added last, so outermost: an exception nothing answered is 500 internal_error in
+    # the one error shape, logged once, and the connection stays open.
+    app.add_middleware(ServerErrors)
 
     @app.exception_handler(BodyTooLargeError)
     async def body_too_large(request: Request, exc: BodyTooLargeError) -> JSONResponse:

@@ -5,9 +5,11 @@ A credential in Lightning has a name, an owner (the user whose credential it is)
 schema (the adaptor configuration it fills: ``http``, ``fhir``, ... or ``raw``) and a
 body. Planwright keeps everything but the secrets: ``baseUrl`` and the like, so it can
 say which steps would fail for want of one. Secrets stay in Lightning, or in the CLI's
-credential map (``openfn … --creds``); a field whose name reads as a secret
-(``password``, ``token``, ``apiKey``...) or a URL that carries a user and password is
-refused, never stored.
+credential map (``openfn … --creds``); a field whose name reads as a secret, word by
+word (``password``, ``pwd``, ``token``, ``apiKey``, ``key``...: :func:`secret_field`),
+a URL that carries a user or a secret parameter, or a private key is refused, never
+stored (:func:`secret_in_value`). A schema is an adaptor's short name or ``raw``; an
+owner is an email; a name has no ``|`` (Lightning keys a credential ``owner|name``).
 
 Steps name a credential (``Job.credential``); :func:`base_url_warnings` says which
 steps call their adaptor with relative paths and have no credential, or one without a
@@ -16,13 +18,23 @@ steps call their adaptor with relative paths and have no credential, or one with
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
+from urllib.parse import unquote_plus
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
-from tools.catalogue.adaptors import AdaptorCatalogue
+from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
 from tools.catalogue.names import adaptor_short_name, split_adaptor
 from tools.document.structure import Structure
 from tools.jobcode.urls import relative_path_calls
@@ -31,27 +43,96 @@ MAX_CREDENTIALS = 200
 MAX_FIELDS = 30
 RAW_SCHEMA = "raw"
 """A credential of any shape: fits every adaptor."""
+STORED = "stored"
+"""Validation context for credentials read back from the store: the rules for what may
+be written are not applied again, so a row kept under older rules still reads."""
 
 _NAME = r"^[^\r\n\t\x00]{1,200}$"
 _SCHEMA = r"^[a-z0-9][a-z0-9-]{0,63}$"
 _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
-# Field names that hold a secret in OpenFn's credential schemas (http's password,
-# access_token, dhis2's password, salesforce's securityToken, gmail's apiKey...).
-_SECRET_WORDS = re.compile(
-    r"pass(word|wd|phrase)?|secret|token|api_?key|private_?key|access_?key|"
-    r"client_?secret|auth(orization)?|bearer|cookie|session|pin$|otp|signature|cert",
-    re.I,
-)
-_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/@\s]*:[^/@\s]*@")
+# An owner is the Lightning user's email: one "@", no spaces, nothing that would split
+# the ``owner|name`` key Lightning files a credential under.
+_EMAIL = re.compile(r"^[^\s@|,;:<>()\[\]\\\"]+@[^\s@|,;:<>()\[\]\\\"]+\.[^\s@|,;:<>()\[\]\\\".]+$")
 
+# A field name's words: ``apiKey``, ``api_key``, ``API-KEY`` and ``x-api-key`` all read
+# as "api", "key".
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# Words that name a secret wherever they stand: the secret fields of OpenFn's adaptor
+# configuration schemas (password, access_token, apiSecret, securityToken, dhis2's
+# pat, mpesa's pass_key, fhir-4's authorization ...) and the usual others.
+_SECRET_WORDS = frozenset(
+    {
+        "password", "passwd", "passphrase", "passcode", "passkey", "pass", "pwd", "pw",
+        "pin", "otp", "totp", "secret", "secrets", "token", "tokens", "pat", "jwt",
+        "bearer", "auth", "authorization", "cookie", "cookies", "signature", "sig",
+        "credential", "credentials", "apikey", "privatekey", "secretkey", "accesskey",
+        "sessionid",
+    }
+)  # fmt: skip
+# One lower-case word that ends like a secret: ``accesstoken``, ``clientsecret``.
+_SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey", "privatekey")
+# A key is a secret (apiKey, accountKey, merchantKey, private_key, key) unless public.
+_KEYS = frozenset({"key", "keys"})
+_PUBLIC = frozenset({"public"})
+# A session's id is (sessionId), its other settings are not (sessionHint).
+_SECRET_PAIRS = frozenset({("session", "id")})
+# A last word that makes the name about a secret rather than the secret: where to get
+# it (tokenUrl, auth_uri) or how it is used (authType, tokenExpiry).
+_ABOUT = frozenset(
+    {
+        "url", "uri", "endpoint", "host", "hostname", "path", "domain", "server", "port",
+        "type", "mode", "method", "scheme", "kind", "flow", "provider", "hint", "format",
+        "expiry", "expires", "ttl", "lifetime", "length", "enabled", "required",
+    }
+)  # fmt: skip
+_ADDRESS = re.compile(r"(url|uri|endpoint|host)$", re.I)  # tokenurl: one word
 
-_ADDRESS = re.compile(r"(url|uri|endpoint|host)$", re.I)
+# A URL with someone in it (``https://user:pass@host``, or a token as the user), and a
+# parameter of a query or fragment (``?api_key=``, ``#access_token=``).
+_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\s]+@")
+_PARAMETER = re.compile(r"[?&;#](?P<name>[^=&;#?\s]{1,200})=")
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+MAX_VALUE_CHARS = 2000
 
 
 def secret_field(name: str) -> bool:
-    """Whether a field called ``name`` reads as a secret (never stored here); an address
-    (``tokenUrl``, ``authHost``) is not one."""
-    return bool(_SECRET_WORDS.search(name)) and not _ADDRESS.search(name)
+    """Whether a field called ``name`` reads as a secret (never stored here), word by
+    word in any spelling (camelCase, snake_case, kebab-case): ``pwd``, ``apiKey``,
+    ``client_secret``, ``X-Amz-Signature``, ``accesstoken``. A name about a secret
+    (``tokenUrl``, ``authType``) and a public key are not secrets."""
+    words = [w.lower() for w in _WORDS.findall(name)]
+    if not words or words[-1] in _ABOUT or _ADDRESS.search(name):
+        return False
+    if any(w in _SECRET_WORDS or w.endswith(_SECRET_ENDINGS) for w in words):
+        return True
+    if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words)):
+        return True
+    return any(w in _KEYS and (i == 0 or words[i - 1] not in _PUBLIC) for i, w in enumerate(words))
+
+
+def secret_in_value(value: str) -> str | None:
+    """Why a field's text carries a secret, or ``None``: a URL with a user (and
+    password) in it, a URL whose query or fragment has a secret parameter, a private
+    key."""
+    if _USERINFO.match(value.strip()):
+        return "holds a URL with a user and password (or a token as the user) in it"
+    for match in _PARAMETER.finditer(value):
+        if secret_field(unquote_plus(match["name"])):
+            return f"holds a URL whose {match['name']!r} parameter reads as a secret"
+    if _PRIVATE_KEY.search(value):
+        return "holds a private key"
+    return None
+
+
+@lru_cache(maxsize=1)
+def known_schemas() -> frozenset[str]:
+    """The schemas a credential may have: ``raw`` and every adaptor the catalogue lists
+    (by short name, ``http``), as Lightning names an adaptor's configuration schema."""
+    return frozenset({RAW_SCHEMA, *(adaptor_short_name(n) for n in load_catalogue().names())})
+
+
+def _stored(info: ValidationInfo) -> bool:
+    return isinstance(info.context, Mapping) and bool(info.context.get(STORED))
 
 
 class Credential(BaseModel):
@@ -60,13 +141,16 @@ class Credential(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
     name: str = Field(
-        pattern=_NAME, description="The credential's name, as steps and Lightning name it."
+        pattern=_NAME,
+        description="The credential's name, as steps and Lightning name it (no '|': "
+        "Lightning keys it 'owner|name').",
     )
     credential_schema: str = Field(
         RAW_SCHEMA,
         alias="schema",
         pattern=_SCHEMA,
-        description="The adaptor configuration it fills: 'http', 'fhir', ... or 'raw' (any).",
+        description="The adaptor configuration it fills: an adaptor's short name ('http', "
+        "'fhir', ...) or 'raw' (any).",
     )
     owner: str | None = Field(
         None,
@@ -80,26 +164,56 @@ class Credential(BaseModel):
         description="Its fields that are not secret, e.g. {'baseUrl': 'https://payer.example'}.",
     )
 
+    @field_validator("name")
+    @classmethod
+    def _no_bar(cls, name: str, info: ValidationInfo) -> str:
+        if "|" in name and not _stored(info):
+            raise ValueError("a credential's name has no '|': Lightning keys it 'owner|name'")
+        return name
+
+    @field_validator("credential_schema")
+    @classmethod
+    def _known_schema(cls, schema: str, info: ValidationInfo) -> str:
+        if schema in known_schemas() or _stored(info):
+            return schema
+        near = [adaptor_short_name(n) for n in load_catalogue().suggest(schema)]
+        hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
+        raise ValueError(
+            f"schema {schema!r} is no adaptor's configuration{hint}: give an adaptor's "
+            f"short name, such as 'http', or {RAW_SCHEMA!r} for a credential of any shape"
+        )
+
+    @field_validator("owner")
+    @classmethod
+    def _email(cls, owner: str | None, info: ValidationInfo) -> str | None:
+        if owner is None or _EMAIL.match(owner) or _stored(info):
+            return owner
+        raise ValueError("the owner is the Lightning user's email, such as 'ana@clinic.example'")
+
     @field_validator("fields")
     @classmethod
     def _no_secrets(
-        cls, fields: dict[str, str | int | float | bool]
+        cls, fields: dict[str, str | int | float | bool], info: ValidationInfo
     ) -> dict[str, str | int | float | bool]:
         if len(fields) > MAX_FIELDS:
             raise ValueError(f"at most {MAX_FIELDS} fields")
         for key, value in fields.items():
             if not _FIELD.match(key):
                 raise ValueError(f"field name {key!r} must be letters, digits or '_'")
-            if secret_field(key):
+            if _stored(info):
+                continue
+            # true or false holds no secret: allowSelfSignedCert, basicAuth (primero's)
+            if secret_field(key) and not isinstance(value, bool):
                 raise ValueError(
                     f"field {key!r} reads as a secret: secrets stay in Lightning or the CLI's "
                     "credential file, never here"
                 )
-            if isinstance(value, str) and (_USERINFO.match(value) or len(value) > 2000):
-                raise ValueError(
-                    f"field {key!r} holds a URL with a user and password (or is over 2000 "
-                    "characters): secrets are never stored here"
-                )
+            if not isinstance(value, str):
+                continue
+            if len(value) > MAX_VALUE_CHARS:
+                raise ValueError(f"field {key!r} is over {MAX_VALUE_CHARS} characters")
+            if why := secret_in_value(value):
+                raise ValueError(f"field {key!r} {why}: secrets are never stored here")
         return fields
 
     @property

@@ -63,8 +63,11 @@ class RunRequest(_Model):
     """The older single configuration: the value of every credential a step names that
     ``credentials`` does not give (never given to a step that names none). Never
     stored, never traced, never logged."""
-    timeout_s: float | None = Field(None, gt=0, le=120)
-    """Wall-clock limit for the whole run; the service's default when left out."""
+    timeout_s: float | None = Field(None, gt=0)
+    """Wall-clock limit for the whole run; the service's default when left out. No upper
+    bound here: the service refuses more than its ``PLANWRIGHT_RUN_MAX_TIMEOUT_S`` with
+    its own code, ``timeout_too_long`` (``app/runs.py``), and the runner never waits
+    longer than ``agents.testrun.limits.MAX_TIMEOUT_S`` whoever asks."""
 
 
 class StepRun(_Model):

@@ -7,7 +7,8 @@ from dataclasses import dataclass, replace
 DEFAULT_TIMEOUT_S = 30.0
 """Wall-clock limit of one run, node start included."""
 MAX_TIMEOUT_S = 120.0
-"""The most a request's ``timeout_s`` may ask for (``RunRequest`` allows 120)."""
+"""The most a run may take whatever its request asks (the service refuses a
+``timeout_s`` over its own maximum, at most this, with ``timeout_too_long``)."""
 DEFAULT_MEMORY_MB = 256
 """V8's old-space heap (``--max-old-space-size``); the process's data segment gets this
 plus :data:`NATIVE_HEADROOM_MB` (``RLIMIT_DATA``) for buffers outside the heap."""

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from app.errors import NotFoundError
 from app.store.models import projects, workflow_versions, workflows
 from app.store.records import ProjectRecord, WorkflowRecord
-from tools.credentials import ProjectCredentials
+from tools.credentials import STORED, ProjectCredentials
 from tools.plan import PlanRecord
 
 __all__ = ["ProjectQueries"]
@@ -111,7 +111,8 @@ class ProjectQueries:
         raw = await self._first(select(projects.c.credentials).where(projects.c.id == project_id))
         if raw is None or raw["credentials"] is None:
             return ProjectCredentials()
-        return ProjectCredentials.model_validate_json(raw["credentials"])
+        # As kept: rows written under older rules still read (STORED skips the write rules).
+        return ProjectCredentials.model_validate_json(raw["credentials"], context={STORED: True})
 
     async def save_credentials(self, project_id: str, credentials: ProjectCredentials) -> None:
         """Replace the project's credentials (:class:`NotFoundError` without the project)."""

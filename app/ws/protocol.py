@@ -13,6 +13,7 @@ the connection adds ``seq``.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -21,6 +22,7 @@ from pydantic import (
     Field,
     TypeAdapter,
     ValidationError,
+    field_validator,
 )
 
 from agents.api import (
@@ -69,6 +71,16 @@ class TurnFrame(_Frame):
     """``true``: this turn works on a draft and ends with a ``proposal`` (DESIGN §5c);
     ``false``: it applies as it goes; left out: the session's own setting."""
 
+    @field_validator("content")
+    @classmethod
+    def _says_something(cls, content: str) -> str:
+        # "" is refused by min_length; spaces, newlines or invisible format characters
+        # (a zero-width space) alone ask for nothing either: refused the same way, before
+        # a turn starts or anything is recorded.
+        if all(c.isspace() or unicodedata.category(c) == "Cf" for c in content):
+            raise ValueError("a turn needs some text, not only spaces")
+        return content
+
 
 class ConfirmFrame(_Frame):
     type: Literal["confirm"]
@@ -100,7 +112,7 @@ class RunFrame(_Frame):
     version: int | None = Field(None, ge=1, strict=True)
     input: dict[str, Any] | None = None
     responses: list[SampleResponse] = Field(default_factory=list, max_length=200)
-    timeout_s: float | None = Field(None, gt=0, le=120)
+    timeout_s: float | None = Field(None, gt=0)  # over the limit: timeout_too_long (app.runs)
 
 
 AnyClientFrame = TurnFrame | ConfirmFrame | CancelFrame | ReviewFrame | RunFrame

@@ -11,6 +11,7 @@ from starlette.websockets import WebSocketDisconnect
 from app.main import create_app
 from app.settings import Settings
 from tests.app.service.helpers import make_settings
+from tools.document.cron import MAX_EXPRESSION_CHARS
 
 
 def test_health_reports_offline_model_without_a_key(tmp_path: Path) -> None:
@@ -112,3 +113,22 @@ def test_cron_next_runs_count_from_the_store_clock(
             client.get("/v1/cron/next-runs", params={"expr": "* * * * *", "count": 0}).status_code
             == 422
         )
+
+
+def test_a_long_cron_expression_is_read_and_an_overlong_one_is_invalid_cron(
+    tmp_path: Path,
+) -> None:
+    """Every minute and hour listed is a valid 5-field expression of ~150 characters
+    more than the old query bound took; past the cron module's own bound the answer is
+    the documented ``invalid_cron``, not the query model's ``invalid_request``."""
+    every = ",".join(str(m) for m in range(60)) + " " + ",".join(str(h) for h in range(24))
+    long_valid = every + " " + ",".join(str(d) for d in range(1, 32)) + " * *"
+    assert len(long_valid) > 300
+    with TestClient(create_app(make_settings(tmp_path))) as client:
+        answer = client.get("/v1/cron/next-runs", params={"expr": long_valid, "count": 1})
+        assert answer.status_code == 200, answer.text
+        overlong = ",".join(["5"] * (MAX_EXPRESSION_CHARS // 2)) + " * * * *"
+        refused = client.get("/v1/cron/next-runs", params={"expr": overlong})
+        assert refused.status_code == 422
+        assert refused.json()["error"]["code"] == "invalid_cron"
+        assert str(MAX_EXPRESSION_CHARS) in refused.json()["error"]["message"]

@@ -4,6 +4,7 @@ note for steps that call their adaptor with relative paths and have no baseUrl."
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from pydantic import ValidationError
@@ -11,7 +12,13 @@ from pydantic import ValidationError
 from tests.tools.helpers import changes, fails, job, make_context, ok, referral_doc
 from tools.base import ToolContext
 from tools.catalogue.adaptors import load_catalogue
-from tools.credentials import Credential, ProjectCredentials, base_url_warnings
+from tools.credentials import (
+    STORED,
+    Credential,
+    ProjectCredentials,
+    base_url_warnings,
+    secret_field,
+)
 from tools.document import WorkflowDocument
 from tools.jobcode.stitch import stitch_job_code as stitch_body
 
@@ -42,20 +49,119 @@ def doc(ctx: ToolContext) -> WorkflowDocument:
 # --- the model -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "field",
-    ["password", "apiKey", "api_key", "access_token", "clientSecret", "privateKey", "pin"],
-)
+# The secret fields of OpenFn's adaptor configuration schemas
+# (packages/*/configuration-schema.json in OpenFn/adaptors: dhis2's pat, mpesa's
+# pass_key and consumer_secret, progres' key, fhir-4's authorization, minio's
+# accessKey and secretKey, azure-storage's accountKey ...) and the usual spellings.
+ADAPTOR_SECRETS = [
+    "password", "access_token", "accessToken", "apiKey", "api_key", "apiSecret", "apiToken",
+    "authToken", "authorization", "clientSecret", "client_secret", "consumer_secret",
+    "collections_token", "formSecretKey", "key", "pass_key", "pat", "private_key",
+    "private_key_id", "secret", "secretAccessKey", "secretKey", "securityToken",
+    "sessionToken", "token", "accessKey", "accessKeyId", "accountKey", "merchantKey",
+    "subscription_key", "subscriptionKey", "consumerKey",
+]  # fmt: skip
+SPELLINGS = [
+    "Password", "PASSWORD", "pass", "passwd", "pwd", "pw", "pass_word", "passphrase",
+    "pin", "PIN", "pinCode", "otp", "privateKey", "PRIVATE_KEY", "ClientSecret",
+    "clientsecret", "accesstoken", "APIKey", "apikey", "sessionId", "session_id", "cookie",
+    "jwt", "signature", "bearer", "credentials", "auth", "signing_key",
+]  # fmt: skip
+# Their other fields, which say where and how to connect, and stay.
+ADAPTOR_SETTINGS = [
+    "baseUrl", "apiPath", "apiUrl", "apiVersion", "username", "userName", "user", "api_user",
+    "clientId", "client_id", "client_email", "email", "subject", "tokenUrl", "token_uri",
+    "auth_uri", "auth_provider_x509_cert_url", "client_x509_cert_url", "publicKey",
+    "sessionHint", "accountSid", "accountName", "containerName", "host", "hostUrl", "port",
+    "database", "domain", "instanceUrl", "loginUrl", "project_id", "region", "cert", "authType",
+]  # fmt: skip
+
+
+def _with(fields: dict[str, object], **given: object) -> Credential:
+    return Credential.model_validate({"name": "x", "schema": "http", **given, "fields": fields})
+
+
+@pytest.mark.parametrize("field", ADAPTOR_SECRETS + SPELLINGS)
 def test_a_field_that_reads_as_a_secret_is_refused(field: str) -> None:
     with pytest.raises(ValidationError, match="secret"):
-        Credential.model_validate({"name": "x", "schema": "http", "fields": {field: "s3cret"}})
+        _with({field: "s3cret"})
+    assert secret_field(field)
 
 
-def test_a_url_carrying_a_user_and_password_is_refused() -> None:
-    with pytest.raises(ValidationError, match="user and password"):
-        Credential.model_validate(
-            {"name": "x", "fields": {"baseUrl": "https://ana:s3cret@payer.example"}}
-        )
+@pytest.mark.parametrize("field", ADAPTOR_SETTINGS)
+def test_the_adaptors_other_fields_are_kept(field: str) -> None:
+    assert _with({field: "https://payer.example"}).fields == {field: "https://payer.example"}
+
+
+@pytest.mark.parametrize(
+    "field", ["allowSelfSignedCert", "trustServerCertificate", "basicAuth", "useToken"]
+)
+def test_a_true_or_false_setting_holds_no_secret(field: str) -> None:
+    """postgresql's allowSelfSignedCert, primero's basicAuth: switches, kept; the same
+    name with text in it is still refused when it reads as a secret."""
+    assert _with({field: True}).fields == {field: True}
+    if secret_field(field):
+        with pytest.raises(ValidationError, match="secret"):
+            _with({field: "ana:s3cret"})
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://ana:s3cret@payer.example",
+        "https://s3cret-token@payer.example/api",
+        "https://payer.example/?token=s3cret",
+        "https://payer.example/v1?page=2&api_key=s3cret",
+        "https://payer.example/?access_token=s3cret",
+        "https://payer.example/?X-Amz-Signature=s3cret",
+        "https://payer.example/?api%5Fkey=s3cret",
+        "https://payer.example/callback#access_token=s3cret",
+        "payer.example/?key=s3cret",
+    ],
+)
+def test_a_url_carrying_a_secret_is_refused(url: str) -> None:
+    with pytest.raises(ValidationError, match="URL") as refused:
+        _with({"baseUrl": url})
+    assert all("s3cret" not in e["msg"] for e in refused.value.errors())  # what a 422 says
+
+
+def test_a_url_with_plain_parameters_and_a_private_key_in_text() -> None:
+    kept = "https://payer.example/users/@me?page=2&q=token&tokenUrl=https://t.example"
+    assert _with({"baseUrl": kept}).base_url == kept
+    with pytest.raises(ValidationError, match="private key"):
+        _with({"tls_material": "-----BEGIN RSA PRIVATE KEY-----\nMIIE..."})
+
+
+def test_the_schema_is_an_adaptor_or_raw() -> None:
+    for schema in ("http", "fhir", "dhis2", "postgresql", "raw"):
+        assert _with({}, schema=schema).credential_schema == schema
+    with pytest.raises(ValidationError, match="'nope' is no adaptor"):
+        _with({}, schema="nope")
+    with pytest.raises(ValidationError, match="did you mean 'http'"):
+        _with({}, schema="htp")
+
+
+@pytest.mark.parametrize("owner", ["not an email", "ana", "ana@", "@clinic.example", "a|b@c.d"])
+def test_the_owner_is_an_email(owner: str) -> None:
+    with pytest.raises(ValidationError, match="email"):
+        _with({}, owner=owner)
+    assert _with({}, owner="ana.lopez+ops@clinic.example").owner == "ana.lopez+ops@clinic.example"
+
+
+def test_a_name_has_no_bar_which_would_split_lightnings_key() -> None:
+    with pytest.raises(ValidationError, match="'\\|'"):
+        _with({}, name="payer|portal")
+
+
+def test_credentials_kept_under_older_rules_still_read() -> None:
+    """The store reads rows back with ``STORED``: what was accepted before these rules
+    (a pwd field, an unknown schema) is still read, never a failed request."""
+    row = [{"name": "a|b", "schema": "nope", "owner": "me", "fields": {"pwd": "x"}}]
+    text = json.dumps({"credentials": row})
+    with pytest.raises(ValidationError):
+        ProjectCredentials.model_validate_json(text)
+    kept = ProjectCredentials.model_validate_json(text, context={STORED: True})
+    assert kept.dump() == row
 
 
 def test_addresses_and_plain_settings_are_kept() -> None:

@@ -116,3 +116,16 @@ def test_over_the_limits_is_refused_with_a_stable_code() -> None:
     with pytest.raises(DocumentError) as size:
         check_text(_jobs(11), "yaml", DocumentLimits(max_bytes=100))
     assert size.value.code == "document_too_large"
+
+
+@pytest.mark.parametrize("value", ["5", "true", "abc", "'text'", "1.5"])
+@pytest.mark.parametrize("section", ["jobs", "edges"])
+def test_a_section_that_is_not_a_collection_is_left_to_the_importer(
+    section: str, value: str
+) -> None:
+    """``jobs: 5`` holds no jobs to count: the check lets it through (the importer
+    refuses it naming the field) instead of failing on it, in every YAML format."""
+    limits = DocumentLimits(max_bytes=1 << 20, max_jobs=0, max_edges=0)
+    check_text(f"name: x\n{section}: {value}\n", "yaml", limits)
+    project = f"name: P\nworkflows:\n  wf:\n    name: WF\n    {section}: {value}\n"
+    check_text(project, "lightning", limits)

@@ -19,6 +19,9 @@ from datetime import UTC, datetime
 from croniter import CroniterBadDateError, CroniterError, croniter
 
 FIELDS = ("minute", "hour", "day of month", "month", "day of week")
+MAX_EXPRESSION_CHARS = 1000
+"""Longer than any expression needs (every value of every field listed is ~360
+characters); a longer one is refused before croniter reads it."""
 _EXTENSION = re.compile(r"[?#@]|(?<![a-z])[lw](?![a-z])", re.I)
 _RANGE = re.compile(r"^(?P<start>[a-z0-9]+)-(?P<end>[a-z0-9]+)$", re.I)
 
@@ -33,6 +36,8 @@ clock: Callable[[], datetime] = _utcnow
 
 def cron_problem(expression: str) -> str | None:
     """Return why ``expression`` is not a 5-field cron expression OpenFn can schedule, or None."""
+    if len(expression) > MAX_EXPRESSION_CHARS:
+        return f"a cron expression is at most {MAX_EXPRESSION_CHARS} characters long"
     parts = expression.split()
     if len(parts) != len(FIELDS):
         return f"a cron expression has 5 fields (minute hour day month weekday); got {len(parts)}"

@@ -77,9 +77,16 @@ def _count_loaded(text: str, *, lightning: bool, max_bytes: int) -> Counts | Non
     jobs = edges = 0
     for workflow in workflows.values():
         if isinstance(workflow, Mapping):
-            jobs += len(workflow.get("jobs") or ())
-            edges += len(workflow.get("edges") or ())
+            jobs += _entry_count(workflow.get("jobs"))
+            edges += _entry_count(workflow.get("edges"))
     return Counts(jobs, edges)
+
+
+def _entry_count(section: Any) -> int:
+    """The entries of a ``jobs`` or ``edges`` section; a section that is not a
+    collection (``jobs: 5``, ``edges: true``, a string) holds none here, and the
+    importer refuses it naming the field."""
+    return len(section) if isinstance(section, Mapping | list) else 0
 
 
 def check_counts(counts: Counts, limits: DocumentLimits) -> None:

@@ -85,17 +85,20 @@ def check_shape(data: Any) -> None:
             bad = [k for k in entries if not isinstance(k, str)]
             if bad:
                 raise DocumentError(
-                    f"{section}: keys must be strings, got {bad[0]!r}.", code="invalid_field"
+                    f"{section}: keys must be strings, got {bad[0]!r}.",
+                    code="invalid_field",
+                    field=section,
                 )
     try:
         WorkflowModel.model_validate(data)
     except ValidationError as exc:
-        problems = [
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:10]
-        ]
+        errors = exc.errors()[:10]
+        paths = [".".join(str(p) for p in err["loc"]) for err in errors]
+        problems = [f"{path}: {err['msg']}" for path, err in zip(paths, errors, strict=True)]
         raise DocumentError(
             "The document has fields of the wrong type: " + "; ".join(problems),
             code="invalid_field",
+            field=paths[0],  # the first of them, as an import error names its field
         ) from exc
 
 

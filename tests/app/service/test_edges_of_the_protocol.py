@@ -58,6 +58,31 @@ def test_nul_in_a_turn_is_an_error_frame_and_records_nothing(
     assert detail["messages"] == []
 
 
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t ", "\u00a0", "\u200b "])
+def test_a_turn_of_only_spaces_is_refused_as_an_empty_one_and_records_nothing(
+    client: TestClient, model: ScriptedModel, blank: str
+) -> None:
+    """No planner turn and nothing in the history for text that says nothing: the same
+    ``invalid_frame`` as an empty turn; the socket then runs a real turn."""
+    model.push(S.text("Hello."))
+    _, session_id = setup(client)
+    with connect(client, session_id) as ws:
+        ws.send_json(turn(blank))
+        error = ws.receive_json()
+        assert (error["type"], error["code"]) == ("error", "invalid_frame"), error
+        assert "content" in error["message"]
+        detail = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+        assert detail["messages"] == [] and detail["turns"] == []
+        ws.send_json(turn("hi"))
+        assert until(ws, "turn.completed")[-1]["type"] == "turn.completed"
+    detail = client.get(f"/v1/sessions/{session_id}", headers=auth(EDITOR)).json()
+    assert [(m["role"], m["content"]) for m in detail["messages"]] == [
+        ("user", "hi"),
+        ("assistant", "Hello."),
+    ]
+    assert len(detail["turns"]) == 1
+
+
 def test_a_name_given_with_imported_yaml_is_the_documents_name(client: TestClient) -> None:
     response = client.post(
         "/v1/workflows", json={"name": "Imported", "yaml": DOC}, headers=auth(EDITOR)

@@ -116,3 +116,50 @@ def test_a_bad_parameter_with_a_bad_token_is_refused_for_the_token(client: TestC
     ):
         ws.receive_json()
     assert closed.value.code == 1008  # as any wrong token: nothing about the parameter
+
+
+@pytest.mark.parametrize("value", ["5", "7", "true", "abc"])
+@pytest.mark.parametrize("section", ["jobs", "edges"])
+def test_a_section_that_is_not_a_mapping_is_422_naming_it_on_every_route(
+    client: TestClient, section: str, value: str
+) -> None:
+    """``jobs: 5`` (a number, a boolean, a string) is refused naming the field, on
+    every route that takes a document: never a 500 from the job count."""
+    workflow = client.post("/v1/workflows", json={"name": "w"}, headers=auth(EDITOR)).json()
+    document = f"name: x\n{section}: {value}\n"
+    project = f"name: P\nworkflows:\n  wf:\n    name: WF\n    {section}: {value}\n"
+    for method, path, body, code, field in (
+        ("POST", "/v1/workflows", {"yaml": document}, "invalid_field", section),
+        (
+            "PUT",
+            f"/v1/workflows/{workflow['id']}",
+            {"yaml": document, "expected_version": 1},
+            "invalid_field",
+            section,
+        ),
+        (
+            "POST",
+            "/v1/workflows/import",
+            {"format": "yaml", "content": document},
+            "invalid_field",
+            section,
+        ),
+        (
+            "POST",
+            "/v1/workflows/import",
+            {"format": "lightning", "content": project},
+            "invalid_import",
+            f"workflows.wf.{section}",
+        ),
+        (
+            "POST",
+            "/v1/projects",
+            {"name": "p", "yaml": project},
+            "invalid_import",
+            f"workflows.wf.{section}",
+        ),
+    ):
+        response = client.request(method, path, json=body, headers=auth(EDITOR))
+        error = _error(response, 422, code)["error"]
+        assert section in error["message"], (path, error)
+        assert error["field"] == field, (path, error)

@@ -22,6 +22,7 @@ from tests.app.service.helpers import (
     until,
 )
 from tests.documents import CODED_REFERRAL_DOC
+from tools.credentials import STORED, ProjectCredentials
 
 S = ScriptedModel
 PORTAL = {
@@ -115,3 +116,34 @@ def test_chat_attaches_a_project_credential_and_the_exports_carry_it(
     steps = {s["id"]: s for s in json.loads(cli)["steps"]}
     assert steps["fetch-referral"]["configuration"] == "payer-portal"
     assert steps["check-coverage"]["configuration"] == "fhir-sandbox"
+
+
+def test_secrets_in_names_and_urls_and_unknown_schemas_or_owners_are_422(
+    client: TestClient,
+) -> None:
+    project_id = create_workflow(client, CODED_REFERRAL_DOC)["project_id"]
+    for change in (
+        {"fields": {"baseUrl": "https://payer.example", "pwd": "hunter2"}},
+        {"fields": {"baseUrl": "https://payer.example", "key": "hunter2"}},
+        {"fields": {"baseUrl": "https://payer.example/?api_key=hunter2"}},
+        {"fields": {"baseUrl": "https://svc:hunter2@payer.example"}},
+        {"schema": "nope"},
+        {"owner": "not an email"},
+        {"name": "payer|portal"},
+    ):
+        refused = _put(client, project_id, [{**PORTAL, **change}])
+        assert refused.status_code == 422, (change, refused.text)
+        assert refused.json()["error"]["code"] == "invalid_request"
+        assert "hunter2" not in refused.text
+    assert _put(client, project_id, [PORTAL]).status_code == 200
+
+
+def test_credentials_stored_under_older_rules_still_read(client: TestClient) -> None:
+    project_id = create_workflow(client, CODED_REFERRAL_DOC)["project_id"]
+    old = {"name": "a|b", "schema": "nope", "owner": "me", "fields": {"pwd": "x"}}
+    kept = ProjectCredentials.model_validate({"credentials": [old]}, context={STORED: True})
+    store = client.app.state.services.store  # type: ignore[attr-defined]
+    client.portal.call(store.save_credentials, project_id, kept)  # type: ignore[union-attr]
+    read = client.get(f"/v1/projects/{project_id}/credentials", headers=auth(REVIEWER))
+    assert read.status_code == 200, read.text
+    assert read.json() == {"credentials": [old]}

@@ -124,7 +124,8 @@ def test_bad_bodies_unknown_things_and_no_token_get_the_error_shape(client: Test
         {"version": "1"},
         {"version": True},
         {"version": 0},
-        {"timeout_s": 500},
+        {"timeout_s": 0},
+        {"timeout_s": -1},
         {"input": []},
         {"responses": [{"method": "GE T", "url": "http://x"}]},
         {"responses": [{"url": "http://x", "status": 99}]},
@@ -159,6 +160,29 @@ def test_a_timeout_over_the_servers_limit_is_refused(app_client: Any) -> None:
     assert refused.status_code == 422 and refused.json()["error"]["code"] == "timeout_too_long"
     assert _run(client, workflow_id).status_code == 201
     assert runner.calls[-1][1].timeout_s == 10
+
+
+@pytest.mark.parametrize("timeout_s", [120.5, 500, 1000, 1e308])
+def test_a_timeout_over_the_default_limit_is_timeout_too_long_on_rest_and_socket(
+    client: TestClient, timeout_s: float
+) -> None:
+    """The documented code, not the body model's own bound as invalid_request; nothing
+    runs."""
+    runner = GatedRunner()
+    _runner(client, runner)
+    workflow_id = create_workflow(client)["id"]
+    refused = _run(client, workflow_id, timeout_s=timeout_s)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"]["code"] == "timeout_too_long"
+    assert "120" in refused.json()["error"]["message"]
+    session_id = create_session(client, workflow_id)["id"]
+    with _connect(client, session_id) as ws:
+        ws.send_json({"type": "run", "timeout_s": timeout_s})
+        frame = ws.receive_json()
+        assert (frame["type"], frame["code"]) == ("error", "timeout_too_long"), frame
+        ws.send_json({"type": "run", "timeout_s": 120})  # the limit itself is allowed
+        assert ws.receive_json()["type"] == "run.progress"
+    assert [request.timeout_s for _, request in runner.calls] == [120]
 
 
 def test_without_the_runtime_a_run_is_503_openfn_runtime_unavailable(client: TestClient) -> None:
