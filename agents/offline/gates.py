@@ -129,8 +129,8 @@ _FAILS = re.compile(r"^(?P<step>.+?)\s+(?:fails|errors|errors\s+out|breaks|goes\
 # What turns a review sentence into something other than a request for one. Word classes,
 # matched as whole words (a hyphenated name such as "no-show list" is not a "no").
 _NEGATION = re.compile(
-    r"(?<![\w-])(?:no|not|never|nobody|none|neither|nor|without|anymore|no\s+one|"
-    r"no\s+longer|any\s+longer|any\s+more|used\s+to|cannot|stop(?:s|ped)?|quits?)(?![\w-])"
+    r"(?<![\w-])(?:no\s+one|no\s+longer|any\s+longer|any\s+more|used\s+to|no|not|never|"
+    r"nobody|none|neither|nor|without|anymore|cannot|stop(?:s|ped)?|quits?)(?![\w-])"
     r"|n[’']t\b",
     re.I,
 )
@@ -146,21 +146,23 @@ _HEDGE = re.compile(
     re.I,
 )
 # Several reviewers in one: "the nurse and the doctor", "the manager or a deputy".
-_SEVERAL = re.compile(r"(?<![\w-])(?:and|or|nor|plus|both|&|as\s+well\s+as)(?![\w-])|,", re.I)
+_SEVERAL = re.compile(
+    r"(?<![\w-])(?:(?:and|or|nor|plus|&|as\s+well\s+as)\s+\S|both(?![\w-]))|,\s*\S", re.I
+)
 # Words a reviewer (a noun phrase: "data manager", "head of billing") never holds: verbs,
 # auxiliaries and adverbs ("the supervisor then", "the manager quickly").
 _NOT_A_NOUN = re.compile(
     r"(?<![\w-])(?:is|are|was|were|be|been|do|does|did|has|have|had|shall|must|should|"
     r"would|will|needs?|gets?|got|going|ought|to|also|then|first|now|just|still|only|even|"
     r"already|again|always|ever|once|later|soon|too|instead|together|alone|themselves|"
-    r"himself|herself|[a-z]+ly)\s*$",
+    r"himself|herself|and|or|nor|&|[a-z]+ly)\s*$",
     re.I,
 )
 # After the subject, a clause of its own: "... and then email the clinic", "... but only
 # on mondays" (the subject of a trailing "<who> reviews <what>" is a noun phrase).
 _CLAUSE = re.compile(
     r"\s*(?:,\s*|\s)(?=(?:and|then|but|or|so|if|unless|when|whenever|while|because|except|"
-    r"until|though|although|once|as\s+long\s+as|provided|only)(?![\w-]))",
+    r"until|though|although|once|as\s+long\s+as|provided|only|without)(?![\w-]))",
     re.I,
 )
 _THEN = re.compile(
@@ -352,7 +354,7 @@ def _core(who: str) -> str:
     core = _AUX.sub(" ", who)
     core = _NEGATION.sub(" ", core)
     core = _HEDGE.sub(" ", core)
-    core = re.sub(r"^\s*(?:the|a|an|our|my|your|any)\s+", "", core, flags=re.I)
+    core = re.sub(r"^\s*(?:of\s+)?(?:the|a|an|our|my|your|any)\s+", "", core, flags=re.I)
     return " ".join(core.split())
 
 
@@ -463,11 +465,12 @@ def _removal(text: str, view: View, resolver: Resolver) -> Outcome | None:
     if match is None or not _REVIEW_WORD.search(match.group("body")):
         return None
     body = match.group("body").strip()
-    if isinstance(resolver.resolve(body), Found):
-        return None  # a step's own name: the remove rule's
-    verb = " ".join(match.group("verb").lower().split())
     every = _review_steps(view)
-    gates = every
+    named = resolver.resolve(body)
+    if isinstance(named, Found) and named.key not in every:
+        return None  # another step's own name: the remove rule's
+    verb = " ".join(match.group("verb").lower().split())
+    gates = [named.key] if isinstance(named, Found) else every
     said, anchor = body, None
     place = re.match(r"^(?P<said>.+?)\s+(?:after|following)\s+(?P<step>.+)$", body, re.I)
     if place:
