@@ -37,9 +37,27 @@ _ORDINALS = {
     "5th": 5,
     "sixth": 6,
     "6th": 6,
+    "seventh": 7,
+    "7th": 7,
+    "eighth": 8,
+    "8th": 8,
+    "ninth": 9,
+    "9th": 9,
+    "tenth": 10,
+    "10th": 10,
     "last": -1,
     "final": -1,
+    "very last": -1,
+    "very first": 1,
+    "second to last": -2,
+    "next to last": -2,
+    "penultimate": -2,
+    "last but one": -2,
+    "third to last": -3,
 }
+_ORDINAL_WORDS = "|".join(
+    re.escape(w).replace(r"\ ", r"[\s-]+") for w in sorted(_ORDINALS, key=len, reverse=True)
+)
 _CURRENT = re.compile(r"^(?:it|this|this step|this one|the current step|current step|here)$", re.I)
 _TRIGGER_WORDS = re.compile(
     r"^(?:the\s+)?(?:trigger|webhook|cron|schedule|timer)(?:\s+trigger)?$", re.I
@@ -66,6 +84,9 @@ class Found:
 class Ambiguous:
     phrase: str
     keys: tuple[str, ...]
+    why: str = ""
+    """Why the phrase has no single step, when its words alone do not say ("the last
+    step" in a workflow that ends in several steps)."""
 
 
 @dataclass(frozen=True)
@@ -175,21 +196,70 @@ class Resolver:
         return Missing(raw, tuple(names[n] for n in close))
 
     def _ordinal(self, text: str) -> Resolution | None:
+        """ "step 3", "the second step", "the last step", "the second to last step": a
+        position only where the flow gives it one. Counting from the start follows a single
+        chain (one first step, and each step before the one asked for leads to exactly one
+        step); "last" is the only last step, and counting back from it follows a single
+        chain too. Where the flow branches (or ends) in several steps first, the reference
+        is ambiguous: it asks with the steps it could mean, never picks the first found."""
+        lowered = " ".join(text.lower().split())
         match = re.fullmatch(
-            r"(?:(?P<word>\w+)\s+(?:step|one|job)|(?:step|job)\s+(?:number\s+)?(?P<num>\d+))",
-            text.lower(),
-        ) or re.fullmatch(r"(?P<word>first|last|final)", text.lower())
+            rf"(?:(?P<word>{_ORDINAL_WORDS})\s+(?:step|one|job)|(?:step|job)\s+(?:number\s+)?"
+            rf"(?P<num>\d+)|(?P<bare>{_ORDINAL_WORDS}))",
+            lowered,
+        )
         if not match:
             return None
-        groups = match.groupdict()
-        number, word = groups.get("num"), groups.get("word")
-        index = int(number) if number else _ORDINALS.get(word or "")
-        if index is None:
-            return None
-        order = self.view.order()
-        if not order or index > len(order) or index == 0:
+        number, word = match.group("num"), match.group("word") or match.group("bare")
+        index = int(number) if number else _ORDINALS[re.sub(r"[\s-]+", " ", word or "")]
+        if index == 0 or abs(index) > len(self.view.jobs):
             return Missing(text, ())
-        return Found(order[index - 1] if index > 0 else order[index])
+        if index > 0:
+            return self._along(text, self._starts(), index, forward=True)
+        return self._along(text, self.view.leaves(), -index, forward=False)
+
+    def _starts(self) -> list[str]:
+        """The first steps: those a trigger starts, else the steps nothing leads to."""
+        view = self.view
+        started = [e.target for t in view.trigger_keys for e in view.out_edges(t)]
+        starts = started or [k for k in view.by_key if not view.in_edges(k)]
+        return [k for k in dict.fromkeys(starts) if k in view.by_key]
+
+    def _along(self, text: str, ends: list[str], count: int, *, forward: bool) -> Resolution:
+        """The ``count``-th step from ``ends`` (the first steps, or the last ones going
+        back) when a single chain leads there; else the steps it could be, to ask."""
+        view = self.view
+        level, why = ends, ""
+        for _ in range(count - 1):
+            if len(level) > 1 and not why:
+                why = self._branches(level, ends, forward=forward)
+            edges = [e for k in level for e in (view.out_edges(k) if forward else view.in_edges(k))]
+            level = [
+                k
+                for k in dict.fromkeys(e.target if forward else e.source for e in edges)
+                if k in view.by_key
+            ]
+        if not level:
+            return Missing(text, ())
+        if len(level) == 1 and not why:
+            return Found(level[0])
+        why = why or self._branches(level, ends, forward=forward)
+        return Ambiguous(text, tuple(level), why)
+
+    def _branches(self, level: list[str], ends: list[str], *, forward: bool) -> str:
+        """Why a position has no single step: where the flow branches (or joins)."""
+        names = ", ".join(f'"{self.view.name_of(k)}"' for k in level)
+        if level == ends:
+            which = "starts with" if forward else "ends in"
+            return f"The workflow {which} several steps ({names})."
+        view = self.view
+        edges = [e for k in level for e in (view.in_edges(k) if forward else view.out_edges(k))]
+        parents = list(dict.fromkeys(e.source if forward else e.target for e in edges))
+        if len(parents) == 1 and parents[0] in view.by_key:
+            where = "after" if forward else "into"
+            what = "branches" if forward else "joins"
+            return f'The workflow {what} {where} "{view.name_of(parents[0])}" ({names}).'
+        return f"The workflow branches before that step ({names})."
 
     def require(self, phrase: str, *, triggers: bool = False) -> str:
         """The key ``phrase`` refers to, or :class:`NeedsAnswer` with a question."""
@@ -209,8 +279,10 @@ def explain(result: Ambiguous | Missing, view: View) -> Reply:
             f'"{view.name_of(k)}" ({k})' if k in view.by_key else f"the {k} trigger"
             for k in result.keys
         ]
-        joined = ", ".join(options[:-1]) + f" or {options[-1]}"
+        joined = ", ".join(options[:-1]) + f" or {options[-1]}" if len(options) > 1 else options[0]
         text = f'Which step do you mean by "{result.phrase}": {joined}? Nothing was changed.'
+        if result.why:
+            text += f" {result.why}"
         return Reply(text, asks=True, meta={"phrase": result.phrase, "keys": list(result.keys)})
     if not view.jobs:
         return Reply(f'There is no step called "{result.phrase}": the workflow has no steps yet.')

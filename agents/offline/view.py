@@ -135,6 +135,8 @@ def document_from(structure: dict[str, Any]) -> WorkflowDocument:
             "name": job["name"],
             "adaptor": job["adaptor"],
             "body": body,
+            # A credential's name (never a secret): what a review step is known by.
+            **({"credential": job["credential"]} if job.get("credential") else {}),
         }
     triggers: dict[str, Any] = {}
     for trigger in structure.get("triggers") or []:

@@ -109,15 +109,49 @@ class Graph:
         self.connect(new, anchor, dict(SUCCESS.args()))
 
     def place_between(self, new: str, first: str, second: str) -> None:
+        """Put ``new`` on the edge joining ``first`` and ``second`` (either way round): the
+        edge now leads to ``new`` (keeping its condition), and ``new`` leads on. With no
+        edge between them there is no spot between them: a path of its own beside theirs
+        would be a guess, so it asks."""
         if (second, first) in self.edges and (first, second) not in self.edges:
             first, second = second, first
         pair = (first, second)
-        if pair in self.edges:
-            fields = self.edges.pop(pair)
-            self.edges[(first, new)] = fields
-        else:
-            self.connect(first, new, self.fields_for(first, None))
+        if pair not in self.edges:
+            raise NeedsAnswer(self._not_adjacent(new, first, second))
+        fields = self.edges.pop(pair)
+        self.edges[(first, new)] = fields
         self.connect(new, second, dict(SUCCESS.args()))
+
+    def _not_adjacent(self, new: str, first: str, second: str) -> Reply:
+        label = self.view.label
+        step = label(new) if new in self.view.by_key else "the new step"
+        path = self._path(first, second) or self._path(second, first)
+        between = (
+            " (" + " → ".join(label(k) for k in path) + ")"
+            if path
+            else ", and neither leads to the other"
+        )
+        return Reply(
+            f"{label(first)} and {label(second)} are not connected to each other{between}, so "
+            f"there is no spot between them for {step}. Say where it goes instead, e.g. "
+            f'"after {self.view.name_of(first)}" or "before {self.view.name_of(second)}". '
+            "Nothing was changed.",
+            asks=True,
+        )
+
+    def _path(self, source: str, target: str) -> list[str] | None:
+        """The nodes of the shortest path of edges from ``source`` to ``target``, if any."""
+        paths: dict[str, list[str]] = {source: [source]}
+        queue = [source]
+        while queue:
+            node = queue.pop(0)
+            for _, nxt in self.outs(node):
+                if nxt not in paths:
+                    paths[nxt] = [*paths[node], nxt]
+                    if nxt == target:
+                        return paths[nxt]
+                    queue.append(nxt)
+        return None
 
     def place_at_end(self, new: str, leaves: list[str]) -> None:
         leaves = [k for k in leaves if k != new]

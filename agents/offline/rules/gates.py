@@ -60,6 +60,27 @@ RULES = [
                 ),
                 says=("changed nothing", "Send email"),
             ),
+            Example(
+                "no supervisor needs to approve the batch",
+                "a review it is not asked for (negated, hedged: a review step runs every "
+                "time, several reviewers, more after the subject) changes nothing and says "
+                "what it understood",
+                doc="chain",
+                also=(
+                    "the supervisor may optionally review the batch",
+                    "the nurse and the doctor both approve the results",
+                    "the data manager reviews the batch and then emails the clinic",
+                ),
+                says=("changed nothing",),
+            ),
+            Example(
+                "remove the review by the supervisor",
+                "`remove_jobs` on that reviewer's one review step (credential "
+                "`review-queue`), as `remove <step>`; none or several: it says so",
+                ("remove_jobs",),
+                doc="gated",
+                also=("get rid of the supervisor's approval",),
+            ),
         ),
     ),
     Rule(

@@ -100,3 +100,8 @@ DOCS["branching"] = lambda: WorkflowDocument.from_yaml(BRANCHING_YAML)
 # for another kind of referral is a new arm from the decision, not a wider one.
 LINDA_YAML = _sample("linda")
 DOCS["linda"] = lambda: WorkflowDocument.from_yaml(LINDA_YAML)
+
+# The chain with two review gates' raise parts (credential review-queue): the supervisor's
+# after Upsert records, and the billing team's escalation when Transform data fails.
+GATED_YAML = _sample("gated")
+DOCS["gated"] = lambda: WorkflowDocument.from_yaml(GATED_YAML)
