@@ -49,7 +49,8 @@ _NAME = re.compile(
 )
 # "with three steps: ...": how many steps there are, said before them.
 _STEPS_SAID = re.compile(
-    r"^\s*(?:with|that\s+has|having|of|in)\s+(?P<n>\d+|one|two|three|four|five|six|seven|eight"
+    r"^\s*(?:with|that\s+has|having|of|in)\s+(?:(?:exactly|just|only)\s+)?(?P<n>\d+|one|two"
+    r"|three|four|five|six|seven|eight"
     r"|nine|ten)\s+(?:steps?|stages?|parts?|jobs?)\b\s*[:,-]?\s*",
     re.I,
 )

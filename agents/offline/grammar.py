@@ -188,25 +188,33 @@ def named_step(phrase: str) -> tuple[str, str]:
     """:func:`step_name`, and the words of the clause the name left out: a clause it ends
     before ("so it only runs ...", "unless ...", "(...)") and the words past the length
     limit; '' when it holds them all."""
+    name, tail, overflow = name_parts(phrase)
+    return name, " ".join(p for p in (overflow, tail) if p)
+
+
+def name_parts(phrase: str) -> tuple[str, str, str]:
+    """:func:`step_name` with what it left out, apart: (name, the clause it ends before,
+    the words past the length limit)."""
     text = without_apostrophes(unquote(phrase))
     text = SUBJECT.sub("", text).strip()
     cut = _CUT.search(text)
-    dropped = text[cut.start() :].strip() if cut else ""
+    tail = text[cut.start() :].strip() if cut else ""
     text = text[: cut.start()].strip() if cut else text
     words = [w for w in ARTICLES.sub("", text + " ").split() if w]
     if len(words) > 2:
         words = [words[0]] + [w for w in words[1:] if w.lower() not in PRONOUN_OBJECTS]
     if not words:
-        return "", dropped
+        return "", tail, ""
     words[0] = imperative(words[0])
+    overflow = ""
     if len(words) > MAX_NAME_WORDS:
         kept = _shortened(words)
-        dropped = " ".join([*words[len(kept) :], dropped]).strip()
+        overflow = " ".join(words[len(kept) :])
         words = kept
     while len(words) > 1 and words[-1].lower() in STOPWORDS:
         words.pop()
     name = sanitise_name(" ".join(words))
-    return name[:1].upper() + name[1:], dropped
+    return name[:1].upper() + name[1:], tail, overflow
 
 
 def _shortened(words: list[str]) -> list[str]:

@@ -32,12 +32,15 @@ _FRAGMENT_START = frozenset(
     words(
         "if otherwise when whenever because whether unless since so else then and but or for "
         "as while until although though only at from to in into with by via on through using "
-        "it them this that these those some any all none nothing something anything everything"
+        "it them this that these those some any all none nothing something anything everything "
+        "more less fewer much many several few"
     )
 )
 
 
 _RULE_VERBS = frozenset(words("need needs require requires"))
+# A name that is only one of these says the run ends: an arm that stops, not a step.
+_CONTROL_WORDS = frozenset(words("stop stops end ends halt halts abort quit exit finish done"))
 _INSPECTING = frozenset(
     words("check checks verify validate confirm see determine ask find test inspect review")
 )
@@ -70,7 +73,7 @@ _INSIDE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "repeats or goes back (one run of a workflow does neither)",
         ),
         (
-            r"^(?:wait|waits|sleep|delay)(?![\w-])",
+            r"^(?:wait|waits|sleep|delay|paus(?:e|es)\s+(?:for|until|till))(?![\w-])",
             "means waiting, and a run cannot wait for time to pass (a schedule starts a "
             "workflow later)",
         ),
@@ -93,7 +96,7 @@ _PLACEMENT = re.compile(
 # A second step said in the same breath: "a Validate step and a Notify step".
 _SECOND_STEP = re.compile(
     r"\b(?:and|plus|then)\s+(?:also\s+)?(?:an?|another|one\s+more|the)\s+(?:[\w-]+\s+){0,3}?"
-    r"(?:step|job)\b|\b(?:step|job)\s+and\s+(?:an?|another)\b",
+    r"(?:step|job)\b|\b(?:step|job),?\s+(?:and|plus|then)\s+(?:also\s+)?(?:an?|another|the)\b",
     re.I,
 )
 
@@ -146,10 +149,18 @@ def name_problem(name: str) -> str | None:
         name,
         flags=re.I,
     )
+    return inside_problem(inspected)
+
+
+def inside_problem(text: str) -> str | None:
+    """Why words anywhere in ``text`` say what a step cannot be (a condition, a choice, a
+    negation, a loop, a wait, things at once, a credential), or None."""
     for pattern, why in _INSIDE:
-        found = pattern.search(inspected)
+        found = pattern.search(text)
         if found:
             return f'it contains "{found.group(0)}", which {why}'
+    if text.strip().lower() in _CONTROL_WORDS:
+        return f'"{text.strip()}" ends the run, which is not a step'
     return None
 
 

@@ -31,10 +31,11 @@ from agents.offline.grammar import (
     SUBJECT,
     VERBS,
     imperative,
+    name_parts,
     split_actions,
-    step_name,
 )
 from agents.offline.layout import Arm, Branch, Sop, Step
+from agents.offline.plausibility import inside_problem
 from agents.offline.schedule import describe_cron, find_schedule
 from agents.offline.sop_patterns import ARRIVAL, FILLER, MARKER, WEBHOOK
 from agents.offline.words import ARTICLES, PREPOSITIONS, PRONOUN_OBJECTS
@@ -291,7 +292,7 @@ class _Reader:
             if cut:
                 # "text the doctor unless ...": the name would silently lose the condition.
                 self.sop.unplaced.append(cut.group("clause").replace(P.THING, self.thing))
-            made = _make_steps(part, split=False, thing=self.thing)
+            made = _make_steps(part, split=False, thing=self.thing, left=self.sop.unplaced)
             if not made:
                 self.sop.unplaced.append(part.replace(P.THING, self.thing))
             if credential:
@@ -373,16 +374,32 @@ def parse_sop(body: str) -> Sop:
     return reader.finish()
 
 
-def _make_steps(clause: str, *, split: bool = True, thing: str = "") -> list[Step]:
+def _make_steps(
+    clause: str, *, split: bool = True, thing: str = "", left: list[str] | None = None
+) -> list[Step]:
     """One step per verb phrase: 'pull the referral and check the insurance' is two.
-    ``thing`` replaces the pronoun placeholder once the adaptor is chosen."""
+    ``thing`` replaces the pronoun placeholder once the adaptor is chosen; words a name
+    too long to keep whole leaves out go to ``left`` when they say more than where or
+    what ("... and never emails the patient")."""
     steps: list[Step] = []
     for part in split_actions(clause) if split else [clause]:
         adaptor, rest = find_adaptor(part)
-        name = step_name(rest.replace(P.THING, thing or "it"))
+        name, _, overflow = name_parts(rest.replace(P.THING, thing or "it"))
+        if left is not None and overflow and _says_more(overflow):
+            left.append(overflow)
         if name and re.search(r"[A-Za-z]", name):
             steps.append(Step(name, adaptor or "common", systems=named_adaptors(part)))
     return steps
+
+
+def _says_more(words: str) -> bool:
+    """Whether words a long name leaves out say more than where or what ("by name and date
+    of birth" does not; "and never emails the patient" does: a negation, a condition, a
+    loop, or another action after "and")."""
+    if inside_problem(words) is not None:
+        return True
+    after_and = re.findall(r"\band\s+(?:then\s+)?([A-Za-z]+)", words, re.I)
+    return any(imperative(word).lower() in VERBS for word in after_and)
 
 
 def _same(a: str, b: str) -> bool:

@@ -91,8 +91,9 @@ PRONOUN = re.compile(
     re.I,
 )
 NOTHING = re.compile(
-    r"^(?:(?:we|i)\s+)?(?:just\s+)?(?:do\s+nothing|nothing(?:\s+else)?|stop|skip\s+(?:it|them)"
-    r"|end\s+(?:there|the\s+run)|leave\s+(?:it|them))$",
+    r"^(?:(?:we|i|it|the\s+workflow|the\s+run)\s+)?(?:just\s+)?(?:do(?:es)?\s+nothing"
+    r"|nothing(?:\s+else)?|stop(?:s|ped)?(?:\s+(?:there|here|the\s+run))?|skip\s+(?:it|them)"
+    r"|ends?\s+(?:there|here|the\s+run)|leaves?\s+(?:it|them))$",
     re.I,
 )
 # Checking something does not change what "it" refers to.

@@ -84,7 +84,8 @@ _ADAPTOR_SAID = re.compile(
 # A thing of the workflow that is not a step: adding something "to" it changes it.
 _NOT_A_STEP_THING = re.compile(
     r"^(?:the\s+|this\s+|that\s+|its\s+|our\s+|my\s+)?(?:(?:whole|entire)\s+)?(?:workflow|flow"
-    r"|pipeline|webhook|trigger|schedule|cron|payload|request|response|output|input|body"
+    r"|pipeline|webhook|trigger|schedule|cron|edge|connection|link|arrow|payload|request|response"
+    r"|output|input|body"
     r"|message|query|code|it|them|(?:every|each|all)(?:\s+(?:the\s+)?(?:steps?|jobs?))?)\b",
     re.I,
 )
