@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 
-from agents.offline.grammar import VERBS, imperative, unquote
+from agents.offline.grammar import VERBS, imperative, unquote, words
 from agents.offline.layout import create_call
-from agents.offline.plan import Outcome, Plan, Reply
+from agents.offline.plan import Outcome, Plan, Reply, call
 from agents.offline.plausibility import check_build
 from agents.offline.schedule import find_schedule
 from agents.offline.sop import ARRIVAL, FILLER, MARKER, WEBHOOK, parse_sop
@@ -34,7 +34,8 @@ _SOP_HEADER = re.compile(
     re.I,
 )
 # A title line over a list: "Coverage check:" or "Referral intake" (no verb, no schedule).
-_TITLE = re.compile(r"^(?P<title>[A-Za-z][\w '&/-]{1,60}?)\s*:?\s*$")
+# "Daily sync (every day at 6):" says the schedule in brackets after the title.
+_TITLE = re.compile(r"^(?P<title>[A-Za-z][\w '&/-]{1,60}?)\s*(?:\((?P<when>[^()]+)\))?\s*:?\s*$")
 # "We check eligibility for every new referral: when a referral arrives, ...": an intro.
 _INTRO = re.compile(r"^[^:\n.]{3,100}:\s+(?=(?:when|whenever|every|each|first|once|on|at)\b)", re.I)
 _PERIOD_LEAD = re.compile(r"^(?:weekly|daily|monthly|nightly)\s+", re.I)
@@ -46,6 +47,16 @@ _NAME = re.compile(
     r"|^\s*for\s+(?P<topic>[^,:\n]+?)(?=\s+(?:that|which|where)\b|[,:\n])",
     re.I,
 )
+# "with three steps: ...": how many steps there are, said before them.
+_STEPS_SAID = re.compile(
+    r"^\s*(?:with|that\s+has|having|of|in)\s+(?:(?:exactly|just|only)\s+)?(?P<n>\d+|one|two"
+    r"|three|four|five|six|seven|eight"
+    r"|nine|ten)\s+(?:steps?|stages?|parts?|jobs?)\b\s*[:,-]?\s*",
+    re.I,
+)
+_NUMBER_WORDS = {
+    w: i for i, w in enumerate(words("one two three four five six seven eight nine ten"), start=1)
+}
 _LEAD_IN = re.compile(
     r"^[\s,:-]*(?:that|which|to|where|so\s+that|in\s+which|for\s+when)?\s*(?:it\s+|we\s+)?",
     re.I,
@@ -98,7 +109,15 @@ def _title(body: str) -> tuple[str | None, str]:
     words = title.group("title").split()
     if len(words) > 6 or imperative(words[0]).lower() in VERBS:
         return None, body
-    return title.group("title").strip(), "\n".join(lines[1:])
+    rest = lines[1:]
+    when = title.group("when")
+    if when:
+        # Only a schedule, all of it: read as the list's "Schedule:" line.
+        timed = find_schedule(when)
+        if timed is None or (when[: timed.start] + when[timed.end :]).strip(" ,.;"):
+            return None, body
+        rest = [f"Schedule: {when.strip()}", *rest]
+    return title.group("title").strip(), "\n".join(rest)
 
 
 def parse_build(text: str, view: View) -> Outcome | None:
@@ -125,6 +144,12 @@ def parse_build(text: str, view: View) -> Outcome | None:
             return None
         else:
             body = _INTRO.sub("", body, count=1)
+    said = _STEPS_SAID.match(body)
+    steps_said = None
+    if said:
+        count = said.group("n").lower()
+        steps_said = int(count) if count.isdigit() else _NUMBER_WORDS[count]
+        body = body[said.end() :]
     title, body = _title(body)
     name = name or title
     if view.jobs:
@@ -135,6 +160,7 @@ def parse_build(text: str, view: View) -> Outcome | None:
         )
     sop = parse_sop(body)
     sop.name = name or sop.name
+    sop.steps_said = steps_said
     if not sop.steps():
         return Reply(
             'What steps should the workflow have? Describe them in order, e.g. "create a '
@@ -144,7 +170,16 @@ def parse_build(text: str, view: View) -> Outcome | None:
     doubt = check_build(sop, body)
     if doubt is not None:
         return doubt
-    return Plan([create_call(sop, view)], "Building the workflow.")
+    calls = [create_call(sop, view)]
+    by_credential: dict[str, list[str]] = {}
+    for step in sop.steps():
+        if step.credential:
+            by_credential.setdefault(step.credential, []).append(step.key)
+    calls += [
+        call("attach_credential", credential=credential, job_keys=keys)
+        for credential, keys in by_credential.items()
+    ]
+    return Plan(calls, "Building the workflow.")
 
 
 def pieces_of(body: str) -> list[str]:

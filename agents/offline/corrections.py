@@ -30,6 +30,7 @@ import re
 from agents.offline import rule_changes
 from agents.offline.conditions import Condition, parse_condition, require_clear
 from agents.offline.plan import Outcome, Plan, Reply, call, edge_args
+from agents.offline.plausibility import name_problem, placement_problem
 from agents.offline.references import Ambiguous, Found, NeedsAnswer, Resolver, explain
 from agents.offline.steps import new_step
 from agents.offline.view import View
@@ -154,6 +155,16 @@ def _branch(condition_text: str, action_text: str, view: View, resolver: Resolve
     name, adaptor = new_step(action)
     if not name or name.split()[0].lower() in ("if", "when", "otherwise", "then"):
         return _refuse(action)
+    doubt = placement_problem(name) or name_problem(name)
+    if doubt is not None:
+        # "call the patient first": where the step goes (or when it runs) was said in words
+        # a name cannot hold; the branch would put it somewhere else.
+        return Reply(
+            f'I read the step to add as "{name}", but {doubt}, so I changed nothing. Say '
+            'where it goes with "after <step>" (e.g. "except when the referral is urgent, '
+            'call the patient after check coverage"), or give its name in quotes.',
+            asks=True,
+        )
     key = derive_key(name)
     if key in view.by_key:
         return Reply(

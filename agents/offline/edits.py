@@ -25,6 +25,7 @@ from agents.offline.grammar import (
     unquote,
 )
 from agents.offline.plan import Outcome, Plan, Reply, call
+from agents.offline.plausibility import name_problem, placement_problem
 from agents.offline.references import (
     Ambiguous,
     Found,
@@ -145,7 +146,9 @@ def rename(text: str, view: View, resolver: Resolver) -> Outcome | None:
         result, name, rest, typed = readings[0]
         if isinstance(result, Ambiguous):
             raise NeedsAnswer(explain(result, view))
-        said = f'Renaming "{view.name_of(result.key)}".'
+        old = view.name_of(result.key)
+        _check_new_name(typed, body, old, rest)
+        said = f'Renaming "{old}".'
         return Plan(
             [call("update_jobs", jobs=[{"key": result.key, "name": name}])],
             " ".join(p for p in (said, name_note(typed, name)) if p),
@@ -154,6 +157,32 @@ def rename(text: str, view: View, resolver: Resolver) -> Outcome | None:
     if problem is not None:
         raise NeedsAnswer(explain(problem, view))
     return None
+
+
+def _check_new_name(name: str, said: str, old: str, rest: str) -> None:
+    """Ask, changing nothing, when an unquoted new name holds words a name does not ("Text
+    patient without removing anything"), or when it is the name the step already has and
+    words follow it ("Check coverage and eligibility": the rest was meant as the name)."""
+    if QUOTED.search(said) is None:
+        doubt = name_problem(name) or placement_problem(name)
+        if doubt is not None:
+            raise NeedsAnswer(
+                Reply(
+                    f'I read the new name as "{name}", but {doubt}, so I changed nothing. If '
+                    f'that is the name, put it in quotes: rename {old} to "{name}".',
+                    asks=True,
+                )
+            )
+    if rest and " ".join(name.lower().split()) == " ".join(old.lower().split()):
+        whole = f"{name} {rest}"
+        raise NeedsAnswer(
+            Reply(
+                f'"{old}" is already called that, and I did not understand "{rest}", so I '
+                f"changed nothing. If it is part of the new name, put the whole name in quotes: "
+                f'rename {old} to "{whole}".',
+                asks=True,
+            )
+        )
 
 
 def _which_rename(readings: list[tuple[Found | Ambiguous, str, str, str]], view: View) -> Reply:

@@ -181,22 +181,58 @@ def imperative(word: str) -> str:
 def step_name(phrase: str) -> str:
     """A short display name from a clause: 'I then check the insurance in Epic' ->
     'Check insurance in Epic'."""
+    return named_step(phrase)[0]
+
+
+def named_step(phrase: str) -> tuple[str, str]:
+    """:func:`step_name`, and the words of the clause the name left out: a clause it ends
+    before ("so it only runs ...", "unless ...", "(...)") and the words past the length
+    limit; '' when it holds them all."""
+    name, tail, overflow = name_parts(phrase)
+    return name, " ".join(p for p in (overflow, tail) if p)
+
+
+def name_parts(phrase: str) -> tuple[str, str, str]:
+    """:func:`step_name` with what it left out, apart: (name, the clause it ends before,
+    the words past the length limit)."""
     text = without_apostrophes(unquote(phrase))
     text = SUBJECT.sub("", text).strip()
-    text = _CUT.sub("", text).strip()
+    cut = _CUT.search(text)
+    tail = text[cut.start() :].strip() if cut else ""
+    text = text[: cut.start()].strip() if cut else text
     words = [w for w in ARTICLES.sub("", text + " ").split() if w]
     if len(words) > 2:
         words = [words[0]] + [w for w in words[1:] if w.lower() not in PRONOUN_OBJECTS]
     if not words:
-        return ""
+        return "", tail, ""
     words[0] = imperative(words[0])
-    words = words[:MAX_NAME_WORDS]
+    overflow = ""
+    if len(words) > MAX_NAME_WORDS:
+        kept = _shortened(words)
+        overflow = " ".join(words[len(kept) :])
+        words = kept
     while len(words) > 1 and words[-1].lower() in STOPWORDS:
         words.pop()
     name = sanitise_name(" ".join(words))
-    return name[:1].upper() + name[1:]
+    return name[:1].upper() + name[1:], tail, overflow
 
 
+def _shortened(words: list[str]) -> list[str]:
+    """A name too long to keep whole ends before a phrase, never inside one: "Look up
+    patient by name and date of birth" -> "Look up patient" (cutting at the word limit
+    would give "... by name and date", a different thing). "of" binds a phrase to the word
+    before it ("date of birth"), so it never starts one."""
+    starts = [
+        i
+        for i, w in enumerate(words[: MAX_NAME_WORDS + 1])
+        if i >= 2 and w.lower() in PHRASE_STARTS
+    ]
+    return words[: starts[-1]] if starts else words[:MAX_NAME_WORDS]
+
+
+PHRASE_STARTS = frozenset(
+    words("from to in into with by via on for at through using about over under per within")
+)
 VERBS = frozenset(
     words(
         "get fetch pull check verify send email notify alert submit attach create update "

@@ -25,6 +25,8 @@ class Step:
     key: str = ""
     systems: frozenset[str] = frozenset()
     """Every system the step's words name ("from postgres to sftp" names two)."""
+    credential: str | None = None
+    """The credential the text said the step runs with ("using the dhis2-prod credential")."""
 
 
 @dataclass
@@ -71,6 +73,13 @@ class Sop:
     """Parts of the text that became nothing: the build is refused while there are any."""
     reasons: list[str] = field(default_factory=list)
     """Reasons given for a step ("because ..."): understood, not steps."""
+    problems: list[str] = field(default_factory=list)
+    """What the reading found wrong beyond a part it could not place (two triggers, a
+    failure branch it cannot tell the step of): the build is refused while there are any."""
+    enable: bool = False
+    """The text asked for the trigger to be on ("and enable it")."""
+    steps_said: int | None = None
+    """How many steps the text said there are ("with three steps:"), if it did."""
 
     def steps(self) -> list[Step]:
         found: list[Step] = []
@@ -141,6 +150,8 @@ def create_call(sop: Sop, view: View) -> Call:
     trigger = sop.trigger
     if trigger is None and not view.triggers:
         trigger = {"type": "webhook"}
+    if trigger is not None and sop.enable:
+        trigger = {**trigger, "enabled": True}
     name = sop.name or view.name or "New workflow"
     return call(
         "create_workflow",

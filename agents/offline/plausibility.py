@@ -31,16 +31,96 @@ from agents.offline.plan import Reply
 _FRAGMENT_START = frozenset(
     words(
         "if otherwise when whenever because whether unless since so else then and but or for "
-        "as while until although though"
+        "as while until although though only at from to in into with by via on through using "
+        "it them this that these those some any all none nothing something anything everything "
+        "more less fewer much many several few"
     )
 )
 
 
 _RULE_VERBS = frozenset(words("need needs require requires"))
+# A name that is only one of these says the run ends: an arm that stops, not a step.
+_CONTROL_WORDS = frozenset(words("stop stops end ends halt halts abort quit exit finish done"))
+_INSPECTING = frozenset(
+    words("check checks verify validate confirm see determine ask find test inspect review")
+)
+_NUMBERS = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|twice|several|many|a\s+few)"
+# Words inside a name that say something a step cannot be: when or whether it runs, a
+# choice, a negation, a loop or a retry, a wait, things at once, a credential. Each
+# (pattern, why): the first that matches names the problem.
+_INSIDE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.I), why)
+    for pattern, why in (
+        (
+            r"(?<![\w-])(?:if|unless|except|excluding|only|until|till|whenever|when|otherwise|else"
+            r"|while)(?![\w-])",
+            "says when it runs",
+        ),
+        (
+            r"(?<![\w-])(?:or|either|nor|maybe|optionally|optional|sometimes?|perhaps|possibly"
+            r"|occasionally)(?![\w-])",
+            "leaves a choice open",
+        ),
+        (
+            r"(?<![\w-])(?:not|never|no|dont|don't|doesnt|cannot|cant|without|nothing|nobody"
+            r"|neither)(?![\w-])",
+            "says what not to do",
+        ),
+        (
+            rf"(?<![\w-])(?:for\s+(?:each|every)|each\s+time|every\s+time|one\s+by\s+one|again"
+            rf"|repeat(?:edly|s)?|retr(?:y|ies|ying)|loop(?:s|ing)?|{_NUMBERS}\s+times"
+            r"|go(?:es)?\s+back|back\s+to\s+step|step\s+(?:\d+|one|two|three|four|five))(?![\w-])",
+            "repeats or goes back (one run of a workflow does neither)",
+        ),
+        (
+            r"^(?:wait|waits|sleep|delay|paus(?:e|es)\s+(?:for|until|till))(?![\w-])",
+            "means waiting, and a run cannot wait for time to pass (a schedule starts a "
+            "workflow later)",
+        ),
+        (
+            r"(?<![\w-])(?:at\s+(?:the\s+)?same\s+time|in\s+parallel|simultaneously|concurrently"
+            r"|meanwhile)(?![\w-])",
+            "says two things happen at once",
+        ),
+        (r"\bcredentials?\b", "names a credential"),
+    )
+)
+# Where a step goes, said inside what was read as its name: the placement was not read.
+_PLACEMENT = re.compile(
+    r"\b(?:after|before|between|following|behind|ahead\s+of|in\s+front\s+of|prior\s+to"
+    r"|at\s+the\s+(?:very\s+)?(?:end|start|beginning|top|bottom)"
+    r"|very\s+(?:first|last|end|start|beginning)|as\s+(?:the\s+)?(?:very\s+)?(?:first|last|final)"
+    r"|(?:first|last|final)\s+(?:step|one|job)|(?:first|last)$)\b",
+    re.I,
+)
+# A second step said in the same breath: "a Validate step and a Notify step".
+_SECOND_STEP = re.compile(
+    r"\b(?:and|plus|then)\s+(?:also\s+)?(?:an?|another|one\s+more|the)\s+(?:[\w-]+\s+){0,3}?"
+    r"(?:step|job)\b|\b(?:step|job),?\s+(?:and|plus|then)\s+(?:also\s+)?(?:an?|another|the)\b",
+    re.I,
+)
+
+
+def placement_problem(name: str) -> str | None:
+    """Why ``name`` holds words that place or add a step rather than name it ("Audit after
+    the one", "Log step at very end", "Validate step and a Notify"), or None."""
+    second = _SECOND_STEP.search(name)
+    if second:
+        return f'it contains "{second.group(0)}", which reads as a second step'
+    place = _PLACEMENT.search(name)
+    if place:
+        return f'it contains "{place.group(0)}", which says where the step goes'
+    last = name.split()[-1].lower() if name.split() else ""
+    if last in ("and", "or", "then", "but", "with", "to", "of", "the", "a", "an"):
+        return f'it ends with "{name.split()[-1]}"'
+    return None
 
 
 def name_problem(name: str) -> str | None:
-    """Why ``name`` reads as a piece of a sentence rather than a step name, or None."""
+    """Why ``name`` reads as a piece of a sentence rather than a step name, or None.
+
+    Every word of the name counts, not just the first: a condition, a choice, a
+    negation, a loop, a wait or a credential anywhere in it was not read as what it is."""
     tokens = name.lower().split()
     if not tokens:
         return "it is empty"
@@ -62,6 +142,25 @@ def name_problem(name: str) -> str | None:
     pronoun = next((t for t in tokens[1:] if t in ("its", "their", "his", "her")), None)
     if pronoun:
         return f'it contains "{pronoun}"'
+    # "Check if the patient is eligible" asks a question: "if" after a checking verb is fine.
+    inspected = re.sub(
+        r"^(\S+\s+)(?:if|whether)\b",
+        lambda m: m.group(1) + "whether" if tokens[0] in _INSPECTING else m.group(0),
+        name,
+        flags=re.I,
+    )
+    return inside_problem(inspected)
+
+
+def inside_problem(text: str) -> str | None:
+    """Why words anywhere in ``text`` say what a step cannot be (a condition, a choice, a
+    negation, a loop, a wait, things at once, a credential), or None."""
+    for pattern, why in _INSIDE:
+        found = pattern.search(text)
+        if found:
+            return f'it contains "{found.group(0)}", which {why}'
+    if text.strip().lower() in _CONTROL_WORDS:
+        return f'"{text.strip()}" ends the run, which is not a step'
     return None
 
 
@@ -70,6 +169,12 @@ def check_build(sop: Sop, text: str) -> Reply | None:
     problems: list[str] = []
     for part in sop.unplaced:
         problems.append(f'I could not place "{part}".')
+    problems.extend(sop.problems)
+    if sop.steps_said is not None and sop.steps_said != len(sop.steps()):
+        problems.append(
+            f"You said {sop.steps_said} step{'s' if sop.steps_said != 1 else ''}, but I "
+            f"understood {len(sop.steps())}."
+        )
     for item in sop.items:
         if isinstance(item, Branch):
             for arm in item.arms:
@@ -136,7 +241,9 @@ def understood(sop: Sop) -> str:
     number = 0
 
     def shown(step: Step) -> str:
-        return step.name if step.adaptor == "common" else f"{step.name} ({step.adaptor})"
+        said = [step.adaptor] if step.adaptor != "common" else []
+        said += [f"credential {step.credential}"] if step.credential else []
+        return f"{step.name} ({', '.join(said)})" if said else step.name
 
     for item in sop.items:
         number += 1
@@ -154,7 +261,11 @@ def understood(sop: Sop) -> str:
     if sop.trigger:
         kind = sop.trigger.get("type")
         cron = sop.trigger.get("cron_expression")
-        lines.append(f"Trigger: {kind}" + (f" ({cron})" if cron else ""))
+        lines.append(
+            f"Trigger: {kind}"
+            + (f" ({cron})" if cron else "")
+            + (", enabled" if sop.enable else "")
+        )
     if sop.reasons:
         lines.append("Reasons noted (not steps): " + "; ".join(f'"{r}"' for r in sop.reasons))
     return "\n".join(lines)

@@ -11,11 +11,31 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agents.offline.grammar import words
 from agents.offline.plan import Outcome, Plan, Reply, call
 from agents.offline.view import View
 from tools.document.cron import cron_problem
 
-TIME = r"(?:noon|midday|midnight|\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?(?:\s*o'?clock)?)"
+_HOURS = words("one two three four five six seven eight nine ten eleven twelve")
+_MINUTES = {
+    "oh one": 1, "oh two": 2, "oh three": 3, "oh four": 4, "oh five": 5, "oh six": 6,
+    "oh seven": 7, "oh eight": 8, "oh nine": 9, "ten": 10, "fifteen": 15, "twenty": 20,
+    "twenty five": 25, "thirty": 30, "thirty five": 35, "forty": 40, "forty five": 45,
+    "fifty": 50, "fifty five": 55,
+}  # fmt: skip
+_HOUR_WORD = rf"(?:{'|'.join(_HOURS)})(?![\w-])"
+_MINUTE_WORD = "|".join(sorted((m.replace(" ", r"[\s-]") for m in _MINUTES), key=len, reverse=True))
+_AM_PM = r"(?:\s*(?:am|pm|a\.m\.|p\.m\.))"
+# A time in words, read only when it can mean one time: "seven", "nine thirty", "six
+# o'clock", "half past six", "quarter to eight".
+_WORD_TIME = (
+    rf"(?:(?:half|quarter)\s+past|quarter\s+to)\s+{_HOUR_WORD}{_AM_PM}?"
+    rf"|{_HOUR_WORD}(?!\s+of\b)(?:[\s-]+(?:{_MINUTE_WORD})(?![\w-]))?(?:\s*o'?clock)?{_AM_PM}?"
+)
+TIME = (
+    r"(?:noon|midday|midnight|\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?(?:\s*o'?clock)?"
+    rf"|{_WORD_TIME})"
+)
 _DAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?s?"
 _DAY_NUMBERS = {"mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6, "sun": 0}
 _DAY_NAMES = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
@@ -76,17 +96,47 @@ def parse_time(text: str) -> tuple[int, int] | None:
         return 12, 0
     if text == "midnight":
         return 0, 0
+    words = _word_time(text)
+    if words is not None:
+        return words
     match = re.fullmatch(r"(\d{1,2})(?::(\d{2}))?\s*(am|pm)?(?:\s*o'?clock)?", text)
     if not match:
         return None
     hour, minute = int(match.group(1)), int(match.group(2) or 0)
-    if match.group(3) == "pm" and hour < 12:
+    return _in_day(hour, minute, match.group(3))
+
+
+def _in_day(hour: int, minute: int, half: str | None) -> tuple[int, int] | None:
+    if half == "pm" and hour < 12:
         hour += 12
-    elif match.group(3) == "am" and hour == 12:
+    elif half == "am" and hour == 12:
         hour = 0
     if hour > 23 or minute > 59:
         return None
     return hour, minute
+
+
+def _word_time(text: str) -> tuple[int, int] | None:
+    """ "nine thirty" -> (9, 30), "half past six pm" -> (18, 30), "quarter to eight" -> (7, 45)."""
+    text = " ".join(text.replace("-", " ").split())
+    half = re.search(r"\s*(am|pm)$", text)
+    if half:
+        text = text[: half.start()]
+    text = re.sub(r"\s*o'?clock$", "", text)
+    relative = re.fullmatch(r"(half|quarter) (past|to) (\w+)", text)
+    if relative:
+        if relative.group(3) not in _HOURS:
+            return None
+        hour = _HOURS.index(relative.group(3)) + 1
+        minute = 30 if relative.group(1) == "half" else 15
+        if relative.group(2) == "to":
+            hour, minute = (hour - 1) or 12, 60 - minute
+        return _in_day(hour, minute, half.group(1) if half else None)
+    head, _, tail = text.partition(" ")
+    if head not in _HOURS or (tail and tail not in _MINUTES):
+        return None
+    hour = _HOURS.index(head) + 1
+    return _in_day(hour, _MINUTES[tail] if tail else 0, half.group(1) if half else None)
 
 
 def find_schedule(text: str, *, bare_time: bool = False) -> Schedule | None:

@@ -31,11 +31,12 @@ from agents.offline.grammar import (
     SUBJECT,
     VERBS,
     imperative,
+    name_parts,
     split_actions,
-    step_name,
 )
 from agents.offline.layout import Arm, Branch, Sop, Step
-from agents.offline.schedule import find_schedule
+from agents.offline.plausibility import inside_problem
+from agents.offline.schedule import describe_cron, find_schedule
 from agents.offline.sop_patterns import ARRIVAL, FILLER, MARKER, WEBHOOK
 from agents.offline.words import ARTICLES, PREPOSITIONS, PRONOUN_OBJECTS
 
@@ -81,6 +82,8 @@ class _Reader:
         self.thing = ""
         """What "it"/"them" in a step stand for."""
         self.last_name = ""
+        self.decided_after = ""
+        """The step the current decision was made after."""
         self.later: list[Step] = []
         """Steps said to come later ("before I can Y"): placed where the arms meet."""
 
@@ -88,11 +91,26 @@ class _Reader:
 
     def read(self, piece: Piece) -> None:
         text = piece.text
+        if P.ENABLE.match(text):
+            self.sop.enable = True
+            return
+        enable = P.ENABLE_TAIL.search(text)
+        if enable:
+            self.sop.enable = True
+            text = text[: enable.start()].strip(" ,")
         schedule = find_schedule(text)
         if schedule is not None:
             rest = (text[: schedule.start] + " " + text[schedule.end :]).strip(" ,:")
             rest = P.PERIOD_WORD.sub("", rest).strip(" ,:")
-            self.sop.trigger = {"type": "cron", "cron_expression": schedule.cron}
+            if P.UNREAD_TIME.match(rest):
+                # "every day at dawn": a time next to the schedule that was not read is never
+                # taken as midnight.
+                self.sop.problems.append(
+                    f'I could not read the time in "{piece.text}": say it in digits, e.g. '
+                    '"every day at 7" or "at 6:30 pm".'
+                )
+                return
+            self._trigger({"type": "cron", "cron_expression": schedule.cron}, piece)
             if P.RUN_IT.match(rest):
                 return
             text = P.LEADING_WORDS.sub("", rest).strip()
@@ -100,16 +118,16 @@ class _Reader:
         if headed:
             value = headed.group("value")
             if P.WEBHOOK.match(value):
-                self.sop.trigger = {"type": "webhook"}
+                self._trigger({"type": "webhook"}, piece)
                 return
             timed = find_schedule(value)
             if timed is not None and P.RUN_IT.match(value[: timed.start] + value[timed.end :]):
-                self.sop.trigger = {"type": "cron", "cron_expression": timed.cron}
+                self._trigger({"type": "cron", "cron_expression": timed.cron}, piece)
                 return
             self.sop.unplaced.append(piece.text)
             return
         if P.WEBHOOK.match(text):
-            self.sop.trigger = {"type": "webhook"}
+            self._trigger({"type": "webhook"}, piece)
             arrival = P.ARRIVAL.match(text)
             self.thing = arrival.group("noun") if arrival else self.thing
             rest = _arrival_rest(text[arrival.end() :]) if arrival else ""
@@ -138,9 +156,42 @@ class _Reader:
                 self._close()
                 self._steps(action, piece)
             else:
+                if condition.type == "on_job_failure" and not self._fails_last(condition, piece):
+                    return
                 self._arm(condition, action, piece)
         else:
             self._plain(text, piece)
+
+    def _trigger(self, trigger: dict[str, object], piece: Piece) -> None:
+        """One trigger per workflow: a second one that differs is asked about, never chosen."""
+        said = self.sop.trigger
+        if said is not None and said != trigger:
+            self.sop.problems.append(
+                f'"{piece.text}" says the workflow starts by {_trigger_words(trigger)}, but it '
+                f"also starts by {_trigger_words(said)}: a workflow has one trigger. Say which "
+                "one (the other can be a second workflow)."
+            )
+            return
+        self.sop.trigger = trigger
+
+    def _fails_last(self, condition: Condition, piece: Piece) -> bool:
+        """Whether "if X fails" is about the step the failure branch would start from (the
+        last one read); when not, that is said as a problem."""
+        subject = condition.subject
+        if not subject or _names_step(subject, self.last_name):
+            return True
+        if P.ANY_STEP.match(re.sub(r"^(?:the|a)\s+", "", subject.strip(), flags=re.I)):
+            why = (
+                "a branch for any step failing needs an edge from each step, and I would only "
+                f'add one from "{self.last_name}"'
+            )
+        else:
+            why = f'the branch would start from "{self.last_name}", which "{subject}" may not be'
+        self.sop.problems.append(
+            f'In "{piece.text}" I could not tell which step\'s failure is meant: {why}. Say '
+            '"if <step> fails, ..." after that step.'
+        )
+        return False
 
     def _in_js_decision(self) -> bool:
         return self.branch is not None and self.branch.arms[0].condition.type == "js_expression"
@@ -168,6 +219,7 @@ class _Reader:
                     return
                 self._close()
             self.branch = Branch([], before=self.thing)
+            self.decided_after = self.last_name
             self.sop.items.append(self.branch)
             self.subject = _hint(self.last_name)
         assert self.branch is not None
@@ -192,6 +244,13 @@ class _Reader:
         """The decision ends: steps said to come later are where its arms meet."""
         if self.branch is None:
             return
+        branch = self.branch
+        if not branch.otherwise and all(
+            arm.stop or arm.condition.type == "on_job_failure" for arm in branch.arms
+        ):
+            # Only failure arms (they end the run): the flow goes on from the step the
+            # decision was made after, with the thing it worked on.
+            self.thing, self.last_name = branch.before, self.decided_after
         self.branch, self.arm = None, None
         pending, self.later = self.later, []
         for step in pending:
@@ -226,9 +285,22 @@ class _Reader:
                     part,
                     count=1,
                 )
-            made = _make_steps(part, split=False, thing=self.thing)
+            credential = P.CREDENTIAL.search(part)
+            if credential:
+                part = (part[: credential.start()] + part[credential.end() :]).strip(" ,")
+            cut = P.CUT_CONDITION.search(part)
+            if cut:
+                # "text the doctor unless ...": the name would silently lose the condition.
+                self.sop.unplaced.append(cut.group("clause").replace(P.THING, self.thing))
+            made = _make_steps(part, split=False, thing=self.thing, left=self.sop.unplaced)
             if not made:
                 self.sop.unplaced.append(part.replace(P.THING, self.thing))
+            if credential:
+                name = P.credential_name(credential)
+                if name is None or len(made) != 1:
+                    self.sop.unplaced.append(credential.group(0).strip(" ,()"))
+                else:
+                    made[0].credential = name
             for step in made:
                 if step.name.split()[0].lower() not in P.INSPECTING:
                     self.thing = _object_of(step.name) or self.thing
@@ -259,6 +331,32 @@ class _Reader:
         return self.sop
 
 
+def _trigger_words(trigger: dict[str, object]) -> str:
+    if trigger.get("type") == "cron":
+        return f"a schedule ({describe_cron(str(trigger.get('cron_expression', '')))})"
+    return "a webhook (when something is sent to it)"
+
+
+def _names_step(subject: str, name: str) -> bool:
+    """Whether a failure's subject ("the upload", "the lookup", "that") is about the step
+    called ``name`` ("Upload patients", "Look up patient"): a word they share, stems alike."""
+    if not name:
+        return False
+    said = _content_words(subject) - {"step", "call", "request"}
+    if not said:
+        return True
+    names = _content_words(name)
+    joined = "".join(re.findall(r"[a-z0-9]+", name.lower()))
+    for word in said:
+        if word in joined and len(word) >= 4:
+            return True
+        if any(word[:4] == other[:4] and min(len(word), len(other)) >= 4 for other in names):
+            return True
+        if word in names:
+            return True
+    return False
+
+
 def _arrival_rest(text: str) -> str:
     """What is left of "When a form comes in from ODK Central, save it": "save it"."""
     place = P.ARRIVAL_PLACE.match(text)
@@ -276,16 +374,32 @@ def parse_sop(body: str) -> Sop:
     return reader.finish()
 
 
-def _make_steps(clause: str, *, split: bool = True, thing: str = "") -> list[Step]:
+def _make_steps(
+    clause: str, *, split: bool = True, thing: str = "", left: list[str] | None = None
+) -> list[Step]:
     """One step per verb phrase: 'pull the referral and check the insurance' is two.
-    ``thing`` replaces the pronoun placeholder once the adaptor is chosen."""
+    ``thing`` replaces the pronoun placeholder once the adaptor is chosen; words a name
+    too long to keep whole leaves out go to ``left`` when they say more than where or
+    what ("... and never emails the patient")."""
     steps: list[Step] = []
     for part in split_actions(clause) if split else [clause]:
         adaptor, rest = find_adaptor(part)
-        name = step_name(rest.replace(P.THING, thing or "it"))
+        name, _, overflow = name_parts(rest.replace(P.THING, thing or "it"))
+        if left is not None and overflow and _says_more(overflow):
+            left.append(overflow)
         if name and re.search(r"[A-Za-z]", name):
             steps.append(Step(name, adaptor or "common", systems=named_adaptors(part)))
     return steps
+
+
+def _says_more(words: str) -> bool:
+    """Whether words a long name leaves out say more than where or what ("by name and date
+    of birth" does not; "and never emails the patient" does: a negation, a condition, a
+    loop, or another action after "and")."""
+    if inside_problem(words) is not None:
+        return True
+    after_and = re.findall(r"\band\s+(?:then\s+)?([A-Za-z]+)", words, re.I)
+    return any(imperative(word).lower() in VERBS for word in after_and)
 
 
 def _same(a: str, b: str) -> bool:
@@ -305,7 +419,11 @@ def _object_of(name: str) -> str:
         words = words[1:]
     kept: list[str] = []
     for word in words:
-        if word.lower() in PREPOSITIONS or word.lower() in PRONOUN_OBJECTS:
+        if (
+            word.lower() in PREPOSITIONS
+            or word.lower() in PRONOUN_OBJECTS
+            or word.lower() in P.CLAUSE_WORDS
+        ):
             break
         kept.append(word)
     return " ".join(kept[:4])

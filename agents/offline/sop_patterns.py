@@ -91,8 +91,9 @@ PRONOUN = re.compile(
     re.I,
 )
 NOTHING = re.compile(
-    r"^(?:(?:we|i)\s+)?(?:just\s+)?(?:do\s+nothing|nothing(?:\s+else)?|stop|skip\s+(?:it|them)"
-    r"|end\s+(?:there|the\s+run)|leave\s+(?:it|them))$",
+    r"^(?:(?:we|i|it|the\s+workflow|the\s+run)\s+)?(?:just\s+)?(?:do(?:es)?\s+nothing"
+    r"|nothing(?:\s+else)?|stop(?:s|ped)?(?:\s+(?:there|here|the\s+run))?|skip\s+(?:it|them)"
+    r"|ends?\s+(?:there|here|the\s+run)|leaves?\s+(?:it|them))$",
     re.I,
 )
 # Checking something does not change what "it" refers to.
@@ -106,3 +107,57 @@ PARTICLES = frozenset({"up", "out", "down", "off", "back", "over"})
 WHETHER = re.compile(r"\b(?:whether|if)\s+(?:the\s+|a\s+|an\s+)?(?P<subject>[\w-]+)", re.I)
 THING = "THINGREF"
 SYNONYMS = {"docs": "documents", "doc": "document", "info": "information", "labs": "lab"}
+# A condition or a loop said after a step's words ("text the doctor unless the doctor is on
+# leave", "poll the lab api until the result is ready"): the step name would drop it.
+CUT_CONDITION = re.compile(
+    r"\s+(?P<clause>(?:unless|until|till|while|whenever|as\s+soon\s+as|once|otherwise|except)"
+    r"\s+.+)$",
+    re.I,
+)
+# "If anything fails, email the admin": a failure of no step in particular.
+ANY_STEP = re.compile(
+    r"^(?:anything|something|everything|any(?:thing)?\s+(?:else|step|steps|of\s+(?:them|these|those"
+    r"|the\s+steps))|one\s+of\s+(?:them|these|those|the\s+steps)|either(?:\s+one)?|a\s+step"
+    r"|any|all|the\s+(?:workflow|run|process|whole\s+thing))$",
+    re.I,
+)
+# "and enable it", "turn it on": the new workflow's trigger starts enabled.
+ENABLE = re.compile(
+    r"^(?:and\s+)?(?:then\s+)?(?:(?:enable|activate|turn\s+on|switch\s+on)\s+(?:it|this|the"
+    r"\s+(?:trigger|schedule|workflow|cron|webhook))|(?:turn|switch)\s+(?:it|this|the\s+(?:trigger"
+    r"|schedule|workflow))\s+on)(?:\s+(?:right\s+away|now|immediately|too|as\s+well))?$",
+    re.I,
+)
+ENABLE_TAIL = re.compile(
+    r"[\s,]+and\s+(?:then\s+)?(?:(?:enable|activate|turn\s+on|switch\s+on)\s+it|(?:turn|switch)"
+    r"\s+it\s+on)(?:\s+(?:right\s+away|now|immediately|too|as\s+well))?$",
+    re.I,
+)
+# "using the dhis2-prod credential", "with credential payer-portal": a credential, never a step
+# or a part of a step's name.
+_CRED_WORD = r"(?!(?:the|a|an|our|my|its|their|this|that)\b)[\w@.:/-]+"
+_CRED_NAME = rf"(?:\"[^\"]+\"|'[^']+'|{_CRED_WORD}(?:\s+{_CRED_WORD}){{0,2}}?)"
+CREDENTIAL = re.compile(
+    r"[\s,]*\(?\b(?:with|using|via|through|on)\s+(?:the\s+|a\s+|an\s+|our\s+|my\s+|its\s+)?"
+    rf"(?:credentials?\s+(?:called\s+|named\s+)?(?P<after>{_CRED_NAME})"
+    rf"|(?P<before>{_CRED_NAME})\s+credentials?|(?P<bare>credentials?))\)?(?=[\s,.;)]|$)",
+    re.I,
+)
+
+
+def credential_name(match: re.Match[str]) -> str | None:
+    """The credential's name a :data:`CREDENTIAL` match says (None: "with a credential")."""
+    name = match.group("after") or match.group("before")
+    return name.strip().strip("'\"") if name else None
+
+
+# What is left of "every day at dawn" once the schedule is read: a time that was not read.
+UNREAD_TIME = re.compile(r"^(?:at|around|about|by|@)\s+\S", re.I)
+# Words that start a clause of their own: what a step works on ends before them ("skip the
+# referral if it is a duplicate" works on "referral").
+CLAUSE_WORDS = frozenset(
+    words(
+        "if unless when whenever whether until while because so or and but except only not "
+        "never without once"
+    )
+)

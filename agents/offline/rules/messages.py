@@ -292,6 +292,16 @@ RULES = [
                 doc="empty",
                 tools=("create_workflow",),
             ),
+            Example(
+                "Daily sync (every day at seven):\n- fetch patients from dhis2 using the "
+                "dhis2-prod credential\n- upsert them to postgres",
+                "the title names the workflow and its brackets hold the schedule (a time in "
+                'words is read); "using the X credential" is `attach_credential` on that step',
+                doc="empty",
+                tools=("create_workflow", "attach_credential"),
+                cron="0 7 * * *",
+                says=("Daily sync",),
+            ),
         ),
     ),
     Rule(

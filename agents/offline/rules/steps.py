@@ -127,6 +127,11 @@ RULES = [
             also=("add an alert step with gmail after check coverage on failure",),
         ),
         Example(
+            "add a step called Notify team with the slack-bot credential after send email",
+            "`add_jobs`, `add_edges`, then `attach_credential` on the new step",
+            ("add_jobs", "add_edges", "attach_credential"),
+        ),
+        Example(
             "insert a step to send an SMS with twilio after upsert records",
             'name from the verb phrase ("Send SMS"), adaptor from "with twilio"',
             ("add_jobs", "add_edges"),

@@ -36,6 +36,7 @@ RULES = [
             _cron("run it mondays and thursdays at 5:15 pm", "15 17 * * 1,4"),
             _cron("run it every night at 11", "0 23 * * *"),
             _cron("run it at noon every day", "0 12 * * *"),
+            _cron("run it every day at half past seven", "30 7 * * *"),
             _cron("run it on weekends at 10", "0 10 * * 0,6"),
             _cron("cron 5 4 * * 0", "5 4 * * 0"),
             Example(

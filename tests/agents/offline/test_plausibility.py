@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from agents.offline.layout import Sop, Step
-from agents.offline.plausibility import check_build, name_problem
+from agents.offline.plausibility import check_build, name_problem, placement_problem
 from agents.offline.sop import parse_sop
 from tests.agents.offline.documents import DOCS
 from tests.agents.offline.harness import run_turn
@@ -22,6 +22,22 @@ from tests.agents.offline.harness import run_turn
         ("Because out-of-network Aetna referrals need different form", 'starts with "Because"'),
         ("Store whether value is is", 'repeats "is"'),
         ("Check referral queue and if queue is empty", 'contains "and if"'),
+        # every word counts, not just the first one
+        ("Text doctor if urgent", 'contains "if", which says when it runs'),
+        ("Fetch patients from dhis2 except sundays", 'contains "except"'),
+        ("Send result by email or sms", 'contains "or", which leaves a choice open'),
+        ("Maybe check coverage", 'contains "Maybe"'),
+        ("Do not send", 'contains "not", which says what not to do'),
+        ("Import patients without transforming", 'contains "without"'),
+        ("Fetch visits for each clinic", 'contains "for each", which repeats'),
+        ("Retry fetching patients three times", 'contains "Retry"'),
+        ("Go back to step 2", 'contains "Go back"'),
+        ("Wait two days", "a run cannot wait"),
+        ("Get referrals and at same time email coordinator", "happen at once"),
+        ("Fetch patients using dhis2-prod credential", "names a credential"),
+        ("At seven", 'starts with "At"'),
+        ("Nothing", 'starts with "Nothing"'),
+        ("Some test data", 'starts with "Some"'),
     ],
 )
 def test_fragment_names_are_named(name: str, problem: str) -> None:
@@ -31,10 +47,35 @@ def test_fragment_names_are_named(name: str, problem: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["Check whether value is over 200", "Check if patient is eligible", "Page on-call doctor"],
+    [
+        "Check whether value is over 200",
+        "Check if patient is eligible",
+        "Page on-call doctor",
+        "Post each patient",
+        "Log and notify",
+        "Notify no-show patients",
+        "Archive last report",
+    ],
 )
 def test_step_names_pass(name: str) -> None:
     assert name_problem(name) is None
+    assert placement_problem(name) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("Audit after the one", '"after"'),
+        ("Log step at very end", '"very end"'),
+        ("Authenticate as the very first", '"as the very first"'),
+        ("Call patient first", '"first"'),
+        ("Validate step and a Notify", "second step"),
+        ("Dedupe referrals and", 'ends with "and"'),
+    ],
+)
+def test_placement_words_left_in_a_name_are_named(name: str, problem: str) -> None:
+    why = placement_problem(name)
+    assert why is not None and problem in why
 
 
 def test_unplaced_text_and_an_unused_named_adaptor_refuse_the_build() -> None:
