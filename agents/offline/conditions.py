@@ -23,7 +23,6 @@ from agents.offline.grammar import camel, js_string, unquote
 from agents.offline.plan import Reply
 from agents.offline.references import NeedsAnswer
 from agents.offline.values import (
-    INVERSE,
     RECORDS,
     Unclear,
     Value,
@@ -179,10 +178,6 @@ def negate(expression: str) -> str:
         return expression.replace("===", "!==")
     if single and expression.count("!==") == 1 and "===" not in expression:
         return expression.replace("!==", "===")
-    compared = re.fullmatch(r"([\w.$?]+) (>=|<=|>|<) (-?[\d.]+)", expression)
-    if compared:
-        path, op, number = compared.groups()
-        return f"{path} {INVERSE[op]} {number}"
     return f"!({expression})"
 
 
