@@ -38,7 +38,7 @@ from tools.document.structure import condition_text
 from tools.jobcode import check_job_code
 
 _LEAD = re.compile(
-    r"^(?:,\s*)?(?:(?:and\s+)?(?:only|just|run|runs|running|but)\s+)*"
+    r"^(?:,\s*)?(?:(?:and\s+)?(?:only|solely|exclusively|just|run|runs|running|but)\s+)*"
     r"(?:on|if|when|whenever|in\s+case(?:\s+of)?|upon|provided\s+that|as\s+long\s+as|after)?\s*",
     re.I,
 )
@@ -200,6 +200,12 @@ def parse_condition(text: str, subject_hint: str | None = None) -> Condition | N
     if is_js(body) and (low.startswith(("state", "$", "!", "(")) or "state." in low):
         return Condition("js_expression", body, None)
     failure = _FAILURE.match(body)
+    if failure and re.search(r"\b(?:is|are|was|were)\b", failure[1] or "", re.I):
+        # "the status is an error", "the result is positive or the test failed": a stated
+        # value first (a step whose name has "is" in it still fails as a step).
+        stated = _comparison(body, subject_hint)
+        if stated is not None:
+            return stated
     if failure:
         return Condition("on_job_failure", subject=_subject(failure.group("subject")))
     success = _SUCCESS.match(body)

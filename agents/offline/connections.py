@@ -73,12 +73,15 @@ _RUN_AFTER = [
 ]
 _RUN_WHEN = [
     re.compile(
-        r"^(?:only\s+)?(?:run|trigger|execute|start|fire)\s+(?P<b>.+?)(?P<cond>\s+(?:only\s+)?(?:on|if"
+        r"^(?:only\s+)?(?:run|trigger|execute|start|fire)\s+(?P<b>.+?)(?P<cond>\s+(?:(?:only|solely"
+        r"|exclusively)\s+)?(?:on|if"
         r"|when|whenever|in\s+case|upon|regardless|always|unconditionally|no\s+matter)\b.*)$",
         re.I,
     ),
     re.compile(
-        r"^(?P<b>.+?)\s+should\s+(?:only\s+)?(?:run|happen|fire|execute)(?P<cond>\s+.*)$", re.I
+        r"^(?P<b>.+?)\s+should\s+(?:(?:only|solely|exclusively)\s+)?(?:run|happen|fire|execute)"
+        r"(?P<cond>\s+.*)$",
+        re.I,
     ),
 ]
 # "Run B only if A fails": B runs on that path and no other.
@@ -168,7 +171,7 @@ def connect(text: str, view: View, resolver: Resolver) -> Outcome | None:
         a_text, condition2 = split_condition(match.group("a"))
         b = resolver.resolve(b_text)
         if not isinstance(b, Found):
-            return None
+            continue  # "run B only when the date is after X": not "run B after X"
         return _connect(
             view, resolver.require(a_text, triggers=True), b.key, condition or condition2
         )

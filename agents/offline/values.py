@@ -106,13 +106,14 @@ _UNITS_OF = frozenset(
     )
 )
 # Words that make a phrase something other than one plain value ("no longer HMO", "the same
-# as the old plan", "urgent or the patient is a child").
+# as the old plan", "urgent or the patient is a child", "still pending": a value over time).
 _CONNECTIVES = frozenset(
     words(
         "or nor either neither but except than not no never longer same if when whenever then "
         "unless whether because while any anything something everything nothing none all every "
         "each both is are was were be been equal equals like different other as it they this "
-        "these those he she we you between and"
+        "these those he she we you between and still yet already anymore again ever currently "
+        "now usually sometimes often"
     )
 )
 _ABSENT = frozenset(words("empty missing blank null absent unset undefined"))
