@@ -19,15 +19,26 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from agents.offline.grammar import camel, js_string, unquote, words
+from agents.offline.grammar import camel, js_string, unquote
 from agents.offline.plan import Reply
 from agents.offline.references import NeedsAnswer
+from agents.offline.values import (
+    RECORDS,
+    Unclear,
+    Value,
+    either,
+    ends_early,
+    has_action,
+    is_flag,
+    plainly,
+    read_value,
+)
 from tools.document.conditions import looks_at_errors, on_success_and
 from tools.document.structure import condition_text
 from tools.jobcode import check_job_code
 
 _LEAD = re.compile(
-    r"^(?:,\s*)?(?:(?:and\s+)?(?:only|just|run|runs|running|but)\s+)*"
+    r"^(?:,\s*)?(?:(?:and\s+)?(?:only|solely|exclusively|just|run|runs|running|but)\s+)*"
     r"(?:on|if|when|whenever|in\s+case(?:\s+of)?|upon|provided\s+that|as\s+long\s+as|after)?\s*",
     re.I,
 )
@@ -55,38 +66,14 @@ _BARE_PRONOUNS = frozenset({"it", "this", "that", "they", "one"})
 UNCLEAR = "unclear"
 _JS_HINT = re.compile(r"state\.|\$\.|===|!==|==|!=|>=|<=|&&|\|\||[<>]|^!|\)$")
 _COMPARISON = re.compile(
-    r"^(?P<subject>.+?)\s+(?P<op>is\s+not|isn't|does\s+not\s+equal|doesn't\s+equal"
-    r"|is\s+greater\s+than|is\s+more\s+than|is\s+over|is\s+above|exceeds|is\s+higher\s+than"
-    r"|is\s+less\s+than|is\s+under|is\s+below|is\s+lower\s+than|is\s+at\s+least|is\s+at\s+most"
-    r"|is\s+equal\s+to|equals|starts\s+with|begins\s+with|ends\s+with|contains|includes"
-    r"|has\s+no|have\s+no|has|have|is\s+empty|is\s+missing|is\s+blank|is\s+present|exists"
-    r"|is\s+set|is|are|=|==)(?:\s+(?P<value>.+))?$",
+    r"^(?P<subject>.+?)\s+(?P<op>is\s+not|isn't|are\s+not|aren't|does\s+not\s+equal"
+    r"|doesn't\s+equal|exceeds|equals|starts\s+with|begins\s+with|ends\s+with|contains|includes"
+    r"|has\s+no|have\s+no|has|have|exists|is|are|=|==)(?:\s+(?P<value>.+))?$",
     re.I,
 )
-_OPS = {
-    "is": "===",
-    "are": "===",
-    "=": "===",
-    "==": "===",
-    "equals": "===",
-    "is equal to": "===",
-    "is not": "!==",
-    "isn't": "!==",
-    "does not equal": "!==",
-    "doesn't equal": "!==",
-    "is greater than": ">",
-    "is more than": ">",
-    "is over": ">",
-    "is above": ">",
-    "exceeds": ">",
-    "is higher than": ">",
-    "is less than": "<",
-    "is under": "<",
-    "is below": "<",
-    "is lower than": "<",
-    "is at least": ">=",
-    "is at most": "<=",
-}
+_NEGATIVE_OPS = frozenset(
+    {"is not", "isn't", "are not", "aren't", "does not equal", "doesn't equal"}
+)
 
 
 @dataclass(frozen=True)
@@ -96,6 +83,10 @@ class Condition:
     """For js_expression: the check as stated (without the success guard)."""
     label: str | None = None
     subject: str | None = None  # the step named in "if X fails", when one is
+    reason: str | None = None
+    """For an unclear condition: why it cannot be written down (said when asking)."""
+    opposite: str | None = None
+    """The label of the negated check, when the reader knows it ("neither HMO nor PPO")."""
 
     @property
     def edge_expression(self) -> str | None:
@@ -118,14 +109,11 @@ class Condition:
         if self.type == "on_job_failure":
             return Condition("on_job_success")
         if self.type == "js_expression" and self.expression:
-            label = None
-            if self.label:
-                label = "otherwise" if " and " in self.label else f"not {self.label}"
-                label = self.label[4:] if self.label.startswith("not ") else label
+            label = self.opposite or (_negated_label(self.label) if self.label else None)
             if looks_at_errors(self.expression):
                 # Written to decide on failure itself: its negation is the exact opposite.
                 return Condition("js_expression", f"!({self.expression})", label)
-            return Condition("js_expression", negate(self.expression), label)
+            return Condition("js_expression", negate(self.expression), label, opposite=self.label)
         return self
 
     def field(self) -> str | None:
@@ -153,15 +141,22 @@ FAILURE = Condition("on_job_failure")
 ALWAYS = Condition("always")
 
 
-class _Unclear(Exception):
-    """A stated condition whose subject is a pronoun with nothing to stand for."""
-
-
 def require_clear(condition: Condition | None) -> Condition | None:
     """``condition``, or a question when it is one that cannot be written down (e.g. "when
-    it is Tuesday" with no step before it for "it" to mean): asked, never guessed."""
+    it is Tuesday" with no step before it for "it" to mean, "when the patient is a minor"):
+    asked, never guessed."""
     if condition is None or condition.type != UNCLEAR:
         return condition
+    if condition.reason:
+        raise NeedsAnswer(
+            Reply(
+                f'I can\'t tell what "{condition.label}" should check: {condition.reason}. '
+                'I changed nothing. Say it as one field and its value (e.g. "when the plan is '
+                'HMO or PPO", "when the age is at least 65", "when the notes are empty") or '
+                'write the condition as JavaScript (e.g. "when state.data.age >= 65").',
+                asks=True,
+            )
+        )
     raise NeedsAnswer(
         Reply(
             f'I can\'t tell what "{condition.label}" should check, so I changed nothing. Name '
@@ -178,9 +173,10 @@ def negate(expression: str) -> str:
         return simple.group(1)
     if re.fullmatch(r"[\w.$?]+", expression):
         return f"!{expression}"
-    if expression.count("===") == 1 and "!==" not in expression and "&&" not in expression:
+    single = "&&" not in expression and "||" not in expression
+    if single and expression.count("===") == 1 and "!==" not in expression:
         return expression.replace("===", "!==")
-    if expression.count("!==") == 1 and "===" not in expression and "&&" not in expression:
+    if single and expression.count("!==") == 1 and "===" not in expression:
         return expression.replace("!==", "===")
     return f"!({expression})"
 
@@ -204,6 +200,12 @@ def parse_condition(text: str, subject_hint: str | None = None) -> Condition | N
     if is_js(body) and (low.startswith(("state", "$", "!", "(")) or "state." in low):
         return Condition("js_expression", body, None)
     failure = _FAILURE.match(body)
+    if failure and re.search(r"\b(?:is|are|was|were)\b", failure[1] or "", re.I):
+        # "the status is an error", "the result is positive or the test failed": a stated
+        # value first (a step whose name has "is" in it still fails as a step).
+        stated = _comparison(body, subject_hint)
+        if stated is not None:
+            return stated
     if failure:
         return Condition("on_job_failure", subject=_subject(failure.group("subject")))
     success = _SUCCESS.match(body)
@@ -219,27 +221,40 @@ def _subject(text: str | None) -> str | None:
     return None if text.strip().lower() in _PRONOUNS or not cleaned else cleaned
 
 
+# "the age is 65 and over" is one check, not two joined with "and".
+_AND = re.compile(
+    r"\s+and\s+(?!(?:over|above|up|older|more|higher|greater|under|below|younger|less|fewer"
+    r"|lower)\b)",
+    re.I,
+)
+
+
 def _comparison(body: str, subject_hint: str | None) -> Condition | None:
     body = re.sub(r"\b(it|that|this|he|she)'s\b", r"\1 is", body, flags=re.I)
-    parts = [p.strip() for p in re.split(r"\s+and\s+", body, flags=re.I)]
-    atoms: list[tuple[str, str]] = []
+    parts = [p.strip() for p in _AND.split(body)]
+    atoms: list[tuple[str, str, str]] = []
     hint = subject_hint
     for part in parts:
         try:
             atom = _atom(part, hint)
-        except _Unclear:
-            return Condition(UNCLEAR, label=body)
+        except Unclear as unclear:
+            return Condition(UNCLEAR, label=body, reason=unclear.reason)
         if atom is None:
             return None
         atoms.append(atom)
     if not atoms:
         return None
-    expression = " && ".join(a[0] for a in atoms)
+    checks = [a[0] for a in atoms]
+    if len(checks) > 1:
+        checks = [f"({c})" if " || " in c else c for c in checks]
+    expression = " && ".join(checks)
     label = " and ".join(a[1] for a in atoms)
-    return Condition("js_expression", expression, label[:60])
+    opposite = atoms[0][2] if len(atoms) == 1 else "otherwise"
+    return Condition("js_expression", expression, label[:60], opposite=opposite[:60])
 
 
-def _atom(text: str, hint: str | None) -> tuple[str, str] | None:
+def _atom(text: str, hint: str | None) -> tuple[str, str, str] | None:
+    """One check: its JS, its label, and the label of its opposite."""
     match = _COMPARISON.match(text)
     if not match:
         return None
@@ -247,73 +262,110 @@ def _atom(text: str, hint: str | None) -> tuple[str, str] | None:
     # "the form's district": the record is state.data itself, so the field is "district".
     subject = re.sub(r"^.*?\b\w+'s\s+", "", subject)
     op = " ".join(match.group("op").lower().split())
-    raw_value = match.group("value")
+    raw_value = (match.group("value") or "").strip()
+    # "the result is positive": a value of the result, whatever field "the result" stands for.
+    said = subject
     if subject.lower() in _PRONOUNS:
-        if hint is None and subject.lower() in _BARE_PRONOUNS and (raw_value or "").strip():
-            raise _Unclear
+        if hint is None and subject.lower() in _BARE_PRONOUNS and raw_value:
+            raise Unclear
         subject = hint or "result"
+    said = subject if said.lower() in _BARE_PRONOUNS else said
     if len(subject.split()) > 4 or not re.search(r"[A-Za-z]", subject):
         return None
     path = "state.data." + camel(subject)
     shown = re.sub(r"^the\s+", "", subject, flags=re.I)
     value = unquote(raw_value) if raw_value else ""
-    if op in ("is empty", "is missing", "is blank", "is present", "exists", "is set") and value:
-        return None
-    if op in ("is empty", "is missing", "is blank"):
-        return f"!{path}", f"{shown} {op.removeprefix('is ')}"
-    if op in ("is present", "exists", "is set"):
-        return f"Boolean({path})", f"{shown} present"
+    if op == "exists":
+        return None if value else (f"Boolean({path})", f"{shown} present", f"{shown} missing")
     if not value:
         return None
     if op in ("has", "have"):
-        return f"Boolean({path}?.{camel(value)})", f"has {value}"
+        return f"Boolean({path}?.{camel(value)})", f"has {value}", f"no {value}"
     if op in ("has no", "have no"):
-        return f"!{path}?.{camel(value)}", f"no {value}"
+        return f"!{path}?.{camel(value)}", f"no {value}", f"has {value}"
     if op in ("starts with", "begins with"):
-        return f"{path}?.startsWith({js_string(value)})", f"{shown} starts with {value}"
+        return _text_check(
+            f"{path}?.startsWith({js_string(value)})", f"{shown} starts with {value}"
+        )
     if op == "ends with":
-        return f"{path}?.endsWith({js_string(value)})", f"{shown} ends with {value}"
+        return _text_check(f"{path}?.endsWith({js_string(value)})", f"{shown} ends with {value}")
     if op in ("contains", "includes"):
-        return f"{path}?.includes({js_string(value)})", f"{shown} contains {value}"
-    js_op = _OPS.get(op)
-    if js_op is None:
-        return None
-    if js_op in ("===", "!==") and _is_flag(subject, value):
-        flag = "state.data." + camel(value)
-        return (flag if js_op == "===" else f"!{flag}"), ("" if js_op == "===" else "not ") + value
-    literal = _literal(value)
-    if js_op in (">", "<", ">=", "<=") and not re.fullmatch(r"-?\d+(?:\.\d+)?", literal):
-        return None
-    label = value if js_op == "===" else f"not {value}" if js_op == "!==" else f"{shown} {op} "
-    if js_op not in ("===", "!=="):
-        label += value
-    return f"{path} {js_op} {literal}", label
+        return _text_check(f"{path}?.includes({js_string(value)})", f"{shown} contains {value}")
+    stated = value if op != "exceeds" else f"more than {value}"
+    quoted = value != raw_value.strip(".,;:!?").strip()
+    if not quoted and has_action(stated):
+        return None  # the condition ends sooner: "HMO email the team"
+    try:
+        reading = (
+            Value("is", "===", (js_string(value),), (value,)) if quoted else read_value(stated)
+        )
+    except Unclear as unclear:
+        if ends_early(stated):
+            return None  # the condition ends sooner: "65 or older email the team"
+        reason = unclear.reason or f'"{stated}" is not a value I can compare "{shown}" with'
+        raise Unclear(reason) from None
+    if op in _NEGATIVE_OPS:
+        reading = reading.opposite(stated)
+    return _check(reading, said, shown, path, op, value)
 
 
-_FIELDS = frozenset(
-    words(
-        "status state type plan code category result value level priority payer insurance "
-        "gender country stage mode kind outcome source channel language region district"
-    )
-)
-_ADJECTIVE = re.compile(
-    r"^[a-z]+(?:ible|able|ive|ed|ent|ant|id|ete|ue|ing)$|^(?:new|open|late|found|known|done|paid"
-    r"|sent|seen|given|taken|signed|urgent)$"
-)
+def _text_check(expression: str, label: str) -> tuple[str, str, str]:
+    return expression, label, f"not {label}"
 
 
-def _is_flag(subject: str, value: str) -> bool:
-    """'the patient is eligible' is a yes/no flag; 'the status is active' is a value."""
-    last = subject.lower().split()[-1]
-    return last not in _FIELDS and bool(_ADJECTIVE.match(value))
+def _check(
+    reading: Value, subject: str, shown: str, path: str, op: str, value: str
+) -> tuple[str, str, str]:
+    negative = op in _NEGATIVE_OPS
+    if reading.kind == "presence":
+        missing = reading.op == "absent"
+        check = f"!{path}" if missing else f"Boolean({path})"
+        if negative:
+            return check, f"{shown} not {value}", f"{shown} {value}"
+        if missing:
+            return check, f"{shown} {value}", f"{shown} not {value}"
+        return check, f"{shown} present", f"{shown} missing"
+    if reading.kind == "compare":
+        if reading.age and not re.search(r"\bage$", subject, re.I):
+            raise Unclear(
+                f'"{value}" compares an age, and "{shown}" is not one: name the field that '
+                f'holds it (e.g. "when the age is {plainly(value)}")'
+            )
+        if reading.op != "===" and subject.lower().split()[-1] in RECORDS:
+            raise Unclear(
+                f'"{shown}" is a whole record, not a number: name the field "{value}" is '
+                f'about (e.g. "when the age is {value}" or "when the total is {value}")'
+            )
+        label = f"{shown} {op} {value}"
+        if negative:
+            verb = "are" if op.startswith("are") else "is"
+            opposite = f"{shown} {verb} {value}"
+        elif op in ("is", "are"):
+            opposite = f"{shown} {op} not {value}"
+        else:
+            opposite = f"not {label}"
+        return f"{path} {reading.op} {reading.items[0]}", label, opposite
+    names = list(reading.names) if reading.bare else []
+    if len(names) == 1 and is_flag(subject, names[0]):
+        flag = "state.data." + camel(names[0])
+        if reading.op == "===":
+            return flag, names[0], f"not {names[0]}"
+        return f"!{flag}", f"not {names[0]}", names[0]
+    if len(names) > 1 and any(is_flag(subject, name) for name in names):
+        raise Unclear(
+            f'"{value}" reads as yes/no flags of the record, not values of "{shown}": '
+            f'say e.g. "when the {shown} status is {either(names)}"'
+        )
+    join = " || " if reading.op == "===" else " && "
+    expression = join.join(f"{path} {reading.op} {item}" for item in reading.items)
+    if all(not item.startswith("'") for item in reading.items):
+        # A number or true/false alone says nothing: "count is zero", "urgent flag is true".
+        return expression, f"{shown} is {reading.words}", f"{shown} is {reading.opposite_words}"
+    return expression, reading.words, reading.opposite_words
 
 
-def _literal(value: str) -> str:
-    cleaned = value.replace(",", "") if re.fullmatch(r"-?[\d,]+(?:\.\d+)?", value) else value
-    if re.fullmatch(r"-?\d+(?:\.\d+)?", cleaned):
-        return cleaned
-    if value.lower() in ("true", "yes"):
-        return "true"
-    if value.lower() in ("false", "no"):
-        return "false"
-    return js_string(value)
+def _negated_label(label: str) -> str:
+    """The label of the opposite of a check with no known opposite: "not <label>"."""
+    if label.startswith("not "):
+        return label[4:]
+    return "otherwise" if " and " in label else f"not {label}"

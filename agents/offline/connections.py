@@ -11,10 +11,10 @@ import re
 
 from agents.offline.conditions import Condition, parse_condition, require_clear
 from agents.offline.edits import resolve_pair, split_condition
-from agents.offline.grammar import split_at
+from agents.offline.grammar import oxford, split_at
 from agents.offline.plan import Outcome, Plan, Reply
 from agents.offline.references import Found, NeedsAnswer, Resolver
-from agents.offline.view import View
+from agents.offline.view import EdgeView, View, condition_words
 from agents.offline.wiring import Graph, describe_edge
 
 _DISCONNECT = [
@@ -73,14 +73,19 @@ _RUN_AFTER = [
 ]
 _RUN_WHEN = [
     re.compile(
-        r"^(?:only\s+)?(?:run|trigger|execute|start|fire)\s+(?P<b>.+?)(?P<cond>\s+(?:only\s+)?(?:on|if"
+        r"^(?:only\s+)?(?:run|trigger|execute|start|fire)\s+(?P<b>.+?)(?P<cond>\s+(?:(?:only|solely"
+        r"|exclusively)\s+)?(?:on|if"
         r"|when|whenever|in\s+case|upon|regardless|always|unconditionally|no\s+matter)\b.*)$",
         re.I,
     ),
     re.compile(
-        r"^(?P<b>.+?)\s+should\s+(?:only\s+)?(?:run|happen|fire|execute)(?P<cond>\s+.*)$", re.I
+        r"^(?P<b>.+?)\s+should\s+(?:(?:only|solely|exclusively)\s+)?(?:run|happen|fire|execute)"
+        r"(?P<cond>\s+.*)$",
+        re.I,
     ),
 ]
+# "Run B only if A fails": B runs on that path and no other.
+_ONLY = re.compile(r"\b(?:only|solely|exclusively)\b", re.I)
 _EDGE_CONDITION = re.compile(
     r"^(?:make|set|change|turn|update)\s+the\s+(?:edge|link|connection|condition|arrow)\s+"
     r"(?:from\s+|between\s+|on\s+the\s+edge\s+from\s+|of\s+the\s+edge\s+from\s+)?(?P<body>.+)$",
@@ -166,7 +171,7 @@ def connect(text: str, view: View, resolver: Resolver) -> Outcome | None:
         a_text, condition2 = split_condition(match.group("a"))
         b = resolver.resolve(b_text)
         if not isinstance(b, Found):
-            return None
+            continue  # "run B only when the date is after X": not "run B after X"
         return _connect(
             view, resolver.require(a_text, triggers=True), b.key, condition or condition2
         )
@@ -180,7 +185,9 @@ def connect(text: str, view: View, resolver: Resolver) -> Outcome | None:
             continue
         if require_clear(condition) is None:
             continue
-        return _set_condition_into(view, resolver, b_result.key, condition)
+        said = text[: match.start("b")] + " " + text[match.end("b") :]
+        only = bool(_ONLY.search(said))
+        return _set_condition_into(view, resolver, b_result.key, condition, only=only)
     match = _EDGE_CONDITION.match(text)
     if match:
         body, condition = split_condition(match.group("body"))
@@ -213,6 +220,30 @@ def connect(text: str, view: View, resolver: Resolver) -> Outcome | None:
     return None
 
 
+def _runs_after(view: View, edges: list[EdgeView]) -> str:
+    """'after "Check coverage" (on failure)', 'from the webhook trigger', joined with "and"."""
+    parts = []
+    for edge in edges:
+        where = "from" if edge.source in view.trigger_keys else "after"
+        parts.append(f"{where} {view.label(edge.source)} ({condition_words(edge)})")
+    return oxford(parts)
+
+
+def _only_asks(view: View, a: str, b: str, condition: Condition, others: list[EdgeView]) -> Reply:
+    """ "Run B only if A fails" when B also runs after other steps: "only" would remove those
+    edges, which the user did not name, so it asks (and says the commands for either)."""
+    name_a, name_b = view.name_of(a), view.name_of(b)
+    new = f"connect {name_a} to {name_b} {condition.words()}"
+    cut = ", ".join(f"disconnect {view.name_of(e.source)} from {name_b}" for e in others)
+    edges = "that edge" if len(others) == 1 else "those edges"
+    return Reply(
+        f'"{name_b}" already runs {_runs_after(view, others)}. "Only" {condition.words()} of '
+        f'"{name_a}" would mean removing {edges}, so I changed nothing. To replace '
+        f'{edges}, say "{cut}, then {new}"; to add this path and keep {edges}, say "{new}".',
+        asks=True,
+    )
+
+
 def _no_edge(view: View, a: str, b: str) -> str:
     return f"There is no edge from {view.label(a)} to {view.label(b)}. Nothing was changed."
 
@@ -243,9 +274,14 @@ def _connect(
     return Plan(graph.calls(), f"Connecting {view.label(a)} to {view.label(b)}{words}.")
 
 
-def _set_condition_into(view: View, resolver: Resolver, b: str, condition: Condition) -> Outcome:
+def _set_condition_into(
+    view: View, resolver: Resolver, b: str, condition: Condition, *, only: bool = False
+) -> Outcome:
     if condition.subject:
         a = resolver.require(condition.subject, triggers=True)
+        others = [e for e in view.in_edges(b) if e.source != a]
+        if only and others and a != b:
+            return _only_asks(view, a, b, condition, others)
         return _connect(view, a, b, condition)
     sources = [e.source for e in view.in_edges(b) if e.source not in view.trigger_keys]
     if len(sources) == 1:

@@ -27,6 +27,7 @@ from agents.offline.grammar import (
     split_at,
     unquote,
 )
+from agents.offline.moves import Spot, move_to
 from agents.offline.plan import Outcome, Plan, Reply, call
 from agents.offline.plausibility import name_problem, placement_problem
 from agents.offline.references import (
@@ -392,6 +393,9 @@ _MOVE = re.compile(r"^(?P<verb>move|put|place|shift|reorder)\s+(?P<body>.+)$", r
 
 
 def move(text: str, view: View, resolver: Resolver) -> Outcome | None:
+    """Move a step within a straight chain. A move that would drop or carry over a branch
+    (a failure or JS edge, several edges in or out, a step moved below its own branch)
+    changes nothing: it says why and exactly which edges the move would change."""
     match = _MOVE.match(text)
     if not match:
         return None
@@ -408,32 +412,22 @@ def move(text: str, view: View, resolver: Resolver) -> Outcome | None:
         return None
 
     problems: list[Ambiguous | Missing] = []
-    graph = Graph(view)
     end = _AT_END.search(body)
     if end:
         key = step(body[: end.start()])
         if key is None:
             return _unresolved(problems, view)
         spot = (end.group("where") or end.group("where2") or end.group("where3")).lower()
-        graph.detach(key)
         if spot in ("start", "beginning", "top", "first"):
-            first = View({**view.raw, "edges": _edges_of(graph)}).first() or view.first()
-            if first is None or first == key:
-                return Reply(f'"{view.name_of(key)}" is already the first step.')
-            graph.place_before(key, first)
-        else:
-            leaves = View({**view.raw, "edges": _edges_of(graph)}).leaves()
-            graph.place_at_end(key, leaves)
-        return _move_plan(graph, view, key)
+            return move_to(view, key, Spot("start"))
+        return move_to(view, key, Spot("end"))
     for left, right in split_at(body, "between"):
         key = step(left)
         if key is not None:
             pair = resolve_pair(right, "and", resolver)
             if pair is None:
                 return None
-            graph.detach(key)
-            graph.place_between(key, *pair)
-            return _move_plan(graph, view, key)
+            return move_to(view, key, Spot("between", *pair))
     for left, right in split_at(body, _POSITION):
         key = step(left)
         if key is None:
@@ -442,18 +436,14 @@ def move(text: str, view: View, resolver: Resolver) -> Outcome | None:
         if anchor == key:
             return Reply("A step cannot be moved relative to itself. Nothing was changed.")
         before = _is_before(body[len(left) : len(body) - len(right)])
+        graph = Graph(view)
         if (key, anchor) in graph.edges if before else (anchor, key) in graph.edges:
             where = "before" if before else "after"
             return Reply(
                 f"{view.label(key)} already comes right {where} {view.label(anchor)}; "
                 "nothing changed."
             )
-        graph.detach(key)
-        if before:
-            graph.place_before(key, anchor)
-        else:
-            graph.place_after(key, anchor)
-        return _move_plan(graph, view, key)
+        return move_to(view, key, Spot("before" if before else "after", anchor))
     return _unresolved(problems, view)
 
 
@@ -462,14 +452,3 @@ def _unresolved(problems: list[Ambiguous | Missing], view: View) -> Outcome | No
     if problems:
         raise NeedsAnswer(explain(problems[0], view))
     return None
-
-
-def _edges_of(graph: Graph) -> list[dict[str, object]]:
-    return [{"source": s, "target": t, **f} for (s, t), f in graph.edges.items()]
-
-
-def _move_plan(graph: Graph, view: View, key: str) -> Outcome:
-    calls = graph.calls()
-    if not calls:
-        return Reply(f'"{view.name_of(key)}" is already there; nothing changed.')
-    return Plan(calls, f'Moving "{view.name_of(key)}".')

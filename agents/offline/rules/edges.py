@@ -1,5 +1,6 @@
 """Edge commands (:mod:`agents.offline.connections`): disconnect, retarget, then
-connect, which also covers "run B only if A fails", conditions and enabling an edge.
+connect, which also covers "run B if A fails" ("only" asks before dropping B's other
+edges), conditions and enabling an edge.
 
 Disconnecting comes first so "remove the connection between A and B" is not read
 as removing steps; retargeting before connecting so "point A at C instead of B"
@@ -61,10 +62,16 @@ RULES = [
                 menu="connect A to B on failure",
             ),
             Example(
-                "run send email only if get referrals fails",
-                "an on-failure edge from Get referrals",
+                "run send email if get referrals fails",
+                "an on-failure edge from Get referrals (the edge from Check coverage stays)",
                 tools=("add_edges",),
-                menu="run B only if A fails",
+                menu="run B if A fails",
+            ),
+            Example(
+                "run send email only if get referrals fails",
+                "Send email also runs after Check coverage: asks whether that edge goes "
+                "(names it and the commands for replacing it or keeping it); changes nothing",
+                says=("already runs after", "disconnect Check coverage from Send email"),
             ),
             Example(
                 "hook up get referrals with send email when state.data.urgent",

@@ -85,6 +85,14 @@ RULES = [
             _MOVE,
             doc="chain",
         ),
+        Example(
+            "move send sms before send email",
+            "a move that would drop or carry over a branch (a failure or JS edge, several "
+            "edges in or out, a step moved below its own branch) changes nothing: it says why "
+            "and exactly which edges it would change",
+            (),
+            says=("runs after", "on failure", "I changed nothing"),
+        ),
     ),
     _rule(
         "add",
