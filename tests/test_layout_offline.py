@@ -86,3 +86,42 @@ def test_the_word_list_stands_alone() -> None:
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "['agents.offline', 'agents.offline.words']"
+
+
+_IMPORT_EACH_FIRST = """
+import importlib, sys
+failed = []
+for name in sys.argv[1:]:
+    for loaded in [m for m in sys.modules if m.split('.')[0] in ('agents', 'tools', 'prompts')]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except ImportError as error:
+        failed.append(f'{name}: {error}')
+print('\\n'.join(failed))
+"""
+
+
+def test_every_offline_module_imports_when_it_is_the_first_one_loaded() -> None:
+    """An import cycle shows only in the order that enters it: the service loads the offline
+    model through ``model`` and a test may load ``gates`` first. Each module is imported in
+    turn as the first one of ours, in a fresh interpreter."""
+    names = sorted(
+        f"{OFFLINE}.{path.stem}" if path.stem != "__init__" else OFFLINE
+        for path in (ROOT / "agents" / "offline").rglob("*.py")
+        if path.parent.name == "offline"
+    )
+    names += sorted(
+        f"{OFFLINE}.rules.{path.stem}"
+        for path in (ROOT / "agents" / "offline" / "rules").glob("*.py")
+        if path.stem not in ("__init__", "__main__")
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORT_EACH_FIRST, *names],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=True,
+    )
+    assert done.stdout.strip() == ""

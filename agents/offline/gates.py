@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import re
 
-from agents.offline import edits
 from agents.offline.conditions import parse_condition, require_clear
 from agents.offline.plan import Call, Outcome, Plan, Reply, call
 from agents.offline.references import Ambiguous, Found, NeedsAnswer, Resolver, explain
@@ -502,6 +501,10 @@ def _removal(text: str, view: View, resolver: Resolver) -> Outcome | None:
             f'its own. To take "{name}" out, say "remove {name}"; I changed nothing.',
             asks=True,
         )
+    # Imported here, not at the top: edits checks new names with plausibility, which
+    # asks this module what a person's step is, so a top-level import would be a cycle.
+    from agents.offline import edits
+
     return edits.remove(f"remove {matching[0]}", view, resolver)
 
 
