@@ -10,7 +10,15 @@ from starlette.websockets import WebSocketDisconnect
 
 from app.main import create_app
 from app.settings import Settings
-from tests.app.service.helpers import make_settings
+from tests.agents.offline.documents import CHAIN_YAML
+from tests.app.service.helpers import (
+    connect,
+    create_session,
+    create_workflow,
+    make_settings,
+    turn,
+    until,
+)
 
 
 def test_health_reports_offline_model_without_a_key(tmp_path: Path) -> None:
@@ -112,3 +120,17 @@ def test_cron_next_runs_count_from_the_store_clock(
             client.get("/v1/cron/next-runs", params={"expr": "* * * * *", "count": 0}).status_code
             == 422
         )
+
+
+def test_a_turns_describe_answer_counts_next_runs_from_the_store_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    friday = datetime(2026, 12, 4, 15, 30, tzinfo=UTC)
+    with TestClient(create_app(make_settings(tmp_path))) as client:
+        monkeypatch.setattr(client.app.state.services.store, "_now", lambda: friday)  # type: ignore[attr-defined]
+        session = create_session(client, create_workflow(client, CHAIN_YAML)["id"])
+        with connect(client, session["id"]) as ws:
+            ws.send_json(turn("what does this workflow do?"))
+            frames = until(ws, "turn.completed")
+    answer = next(f["text"] for f in frames if f["type"] == "message")
+    assert "Next runs: Sat 5 Dec 09:00, Sun 6 Dec 09:00 and Mon 7 Dec 09:00 UTC." in answer
