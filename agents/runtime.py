@@ -11,6 +11,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -230,6 +231,10 @@ class TurnRuntime(RecordsCalls):
 
     models: Mapping[ModelRole, ChatModel]
     """The model client for each role (router, planner, job_code)."""
+    clock: Callable[[], datetime] = field(kw_only=True)
+    """What time it is (timezone-aware): each model request carries it as
+    ``RequestContext.now``. No default: the service passes its store's clock
+    (``Store.now``), a test a fixed one."""
     config: AgentConfig = field(default_factory=AgentConfig)
     """Limits and prompt versions."""
     tools: ToolContext = field(default_factory=ToolContext)

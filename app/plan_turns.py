@@ -157,6 +157,7 @@ class PlanTurnService(TurnServiceBase[PlanRuntime, None]):
             models=turns.models,
             workspace=workspace,
             workflow_graph=self.workflow_graph,
+            clock=turns.store.now,
             config=turns.config,
             tools=turns.tools,
             prompt_loader=turns.prompt_loader,

@@ -131,6 +131,7 @@ class TurnService(TurnServiceBase[TurnRuntime, WorkflowRecord]):
         committer = StoreCommitter(self.publisher, workflow_id, session.id, principal.author)
         runtime = TurnRuntime(
             models=self.models,
+            clock=self.store.now,
             config=self.config,
             tools=await self._project_tools(session, workflow_id),
             committer=committer,

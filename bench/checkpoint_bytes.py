@@ -17,6 +17,8 @@ import json
 import sqlite3
 import sys
 import tempfile
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,7 @@ def _runtime(script: list[Any]) -> TurnRuntime:
     model = ScriptedModel(script)
     return TurnRuntime(
         models={"router": model, "planner": model, "job_code": model},
+        clock=partial(datetime.now, UTC),
         config=AgentConfig(max_tool_calls=50),
     )
 

@@ -36,6 +36,8 @@ import asyncio
 import json
 import statistics
 import sys
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +146,9 @@ async def _session(server: FakeAnthropicServer) -> dict[str, Any]:
             server.queue(*replies)
             before = len(model.calls)
             runtime = TurnRuntime(
-                models={"router": model, "planner": model, "job_code": model}, config=config
+                models={"router": model, "planner": model, "job_code": model},
+                clock=partial(datetime.now, UTC),
+                config=config,
             )
             payload: TurnInput = {
                 "turn_id": f"session-{turn}",

@@ -21,6 +21,8 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +113,7 @@ async def _overhead(
             committer = TimedCommitter(publisher, record.id)
             runtime = TurnRuntime(
                 models={"router": model, "planner": model, "job_code": model},
+                clock=store.now,  # as the service does
                 config=AgentConfig(max_tool_calls=50),
                 committer=committer,
             )
@@ -154,7 +157,10 @@ async def _fanout(saver: AsyncSqliteSaver) -> float:
         )
 
     coder = ScriptedModel([code] * 8, latency=1.0)
-    runtime = TurnRuntime(models={"router": planner, "planner": planner, "job_code": coder})
+    runtime = TurnRuntime(
+        models={"router": planner, "planner": planner, "job_code": coder},
+        clock=partial(datetime.now, UTC),
+    )
     yaml = build_document(20).to_yaml()
     turn = {"turn_id": "fanout", "user_text": "write code", "yaml": yaml, "version": 1}
     runner = TurnRunner(build_graph(saver))

@@ -32,6 +32,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +107,7 @@ async def _turn(server: FakeAnthropicServer, jobs: int) -> dict[str, float]:
     model = CountingModel(claude)
     runtime = TurnRuntime(
         models={"router": model, "planner": model, "job_code": model},
+        clock=partial(datetime.now, UTC),
         config=AgentConfig(max_tool_calls=50),
     )
     turn = {
@@ -142,7 +145,10 @@ async def _prompts(server: FakeAnthropicServer) -> dict[str, Any]:
     claude = AnthropicModel(
         models=DEFAULT_MODEL_IDS, api_key="bench-key", base_url=server.base_url, max_retries=0
     )
-    runtime = TurnRuntime(models={"router": claude, "planner": claude, "job_code": claude})
+    runtime = TurnRuntime(
+        models={"router": claude, "planner": claude, "job_code": claude},
+        clock=partial(datetime.now, UTC),
+    )
     yaml = build_document(200).to_yaml()
     turns: list[dict[str, Any]] = [
         {"user_text": "write the code for this step", "page": "job", "job_key": "step-3"},

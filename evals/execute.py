@@ -13,7 +13,8 @@ import itertools
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from datetime import UTC, datetime
+from functools import cached_property, partial
 from typing import Any, Protocol
 
 from agents.events import ConfirmEvent, DeltaEvent, Event, MessageEvent, TurnCompletedEvent
@@ -207,6 +208,7 @@ class ScenarioExecutor:
             }
             runtime = LoaderRuntime(
                 models=models,
+                clock=partial(datetime.now, UTC),
                 config=self.config,
                 tools=self.tools(),
                 committer=InMemoryCommitter(),

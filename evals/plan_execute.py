@@ -15,6 +15,8 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -171,6 +173,7 @@ class PlanExecutor:
                 models=models,
                 workspace=workspace,
                 workflow_graph=self.workflow_graph,
+                clock=partial(datetime.now, UTC),
                 config=self.config,
                 tools=tools,
                 prompt_loader=self.prompt_loader or load_prompt,

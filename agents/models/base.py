@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from tools.errors import PlanwrightError
@@ -70,6 +71,11 @@ class RequestContext:
     neighbours: dict[str, Any] = field(default_factory=dict)
     history: list[dict[str, str]] = field(default_factory=list)
     project: dict[str, Any] | None = None
+    now: datetime | None = None
+    """When the request is made: every request of a turn carries its runtime's clock
+    (``TurnRuntime.clock``, ``Store.now`` in the service). The offline model counts a
+    cron trigger's next runs from it; ``None`` (a request made outside a turn): the time
+    is not known, so nothing is said that depends on it."""
 
 
 @dataclass

@@ -117,6 +117,7 @@ async def run_code_agent(
         job={"key": job.key, "name": job.name, "adaptor": job.adaptor, "body": job.body},
         adaptor_functions=functions,
         neighbours=neighbours,
+        now=rt.clock(),
     )
     result = CodeResult(job_key)
 

@@ -119,6 +119,7 @@ async def planner_node(state: TurnState, runtime: Runtime[TurnRuntime]) -> dict[
             errors=state.get("errors"),
             last_run=state.get("last_run"),
             history=earlier.history,
+            now=rt.clock(),
         ),
         prompt_name=prompt.name,
         prompt_version=prompt.version,

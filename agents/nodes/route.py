@@ -74,6 +74,7 @@ async def _decide(state: TurnState, rt: TurnRuntime) -> Literal["planner", "job_
             page="job",
             job_key=job_key,
             read_only=False,
+            now=rt.clock(),
         ),
         prompt_name=prompt.name,
         prompt_version=prompt.version,

@@ -96,7 +96,7 @@ class OfflineModel:
             text = proposed_text(args, result, is_error)
             return _text_response(request, _with_name_notes(text, request.messages, rounds))
         if rounds:
-            text = final_text(rounds, View(request.context.structure))
+            text = final_text(rounds, View(request.context.structure), request.context.now)
             return _text_response(request, _with_name_notes(text, request.messages, rounds))
         available = {tool.get("name") for tool in request.tools}
         if request.context.project is not None and PROPOSE_PLAN in available:

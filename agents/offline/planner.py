@@ -11,6 +11,7 @@ a half-applied edit. Read-only sessions get answers only.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
 from agents.models.base import RequestContext
@@ -48,7 +49,7 @@ def plan(context: RequestContext) -> Outcome:
         text = _follow_up(text, context.history, view) or text
         scratch = Scratch(context.structure)
         try:
-            outcome = _compile(text, scratch, current) or _not_a_request(text)
+            outcome = _compile(text, scratch, current, context.now) or _not_a_request(text)
         except NeedsAnswer as needs:
             outcome = needs.reply
     # Plan mode is an offer to change things too: not in a read-only session.
@@ -64,9 +65,11 @@ def plan(context: RequestContext) -> Outcome:
     return outcome
 
 
-def _compile(text: str, scratch: Scratch, current: str | None) -> Outcome | None:
+def _compile(
+    text: str, scratch: Scratch, current: str | None, now: datetime | None
+) -> Outcome | None:
     stripped = strip_polite(text)
-    turn = Turn(scratch, current, _compile, said=text)
+    turn = Turn(scratch, current, _compile, now, said=text)
     for rule in _MESSAGE_RULES:
         outcome = rule.apply(turn, stripped)
         if outcome is not None:
@@ -84,28 +87,32 @@ def _compile(text: str, scratch: Scratch, current: str | None) -> Outcome | None
         # that did not parse (e.g. into a new name).
         combined: Plan = Plan([])
         for command in commands:
-            outcome_one = _command(command, scratch, current)
+            outcome_one = _command(command, scratch, current, now)
             if outcome_one is None:
                 return not_understood(command)
             if isinstance(outcome_one, Reply):
                 return outcome_one
             combined = combined + outcome_one
         return combined
-    return _command(" ".join(commands[0].split()), scratch, current) if commands else None
+    return _command(" ".join(commands[0].split()), scratch, current, now) if commands else None
 
 
-def _command(text: str, scratch: Scratch, current: str | None) -> Outcome | None:
-    turn = Turn(scratch, current, _compile)
+def _command(
+    text: str, scratch: Scratch, current: str | None, now: datetime | None
+) -> Outcome | None:
+    turn = Turn(scratch, current, _compile, now)
     for rule in _COMMAND_RULES:
         outcome = rule.apply(turn, text)
         if outcome is not None:
             rest = outcome.rest if isinstance(outcome, Plan) else ""
             outcome = attempt(outcome, scratch) if rule.tried else outcome
-            return _and_rest(outcome, rest, scratch, current) if rest else outcome
+            return _and_rest(outcome, rest, scratch, current, now) if rest else outcome
     return None
 
 
-def _and_rest(first: Outcome, rest: str, scratch: Scratch, current: str | None) -> Outcome:
+def _and_rest(
+    first: Outcome, rest: str, scratch: Scratch, current: str | None, now: datetime | None
+) -> Outcome:
     """The text a command left over ("rename A to B and then ...") must be a command of its
     own; a qualifier ("but only ...", "if ...") or anything not understood changes nothing."""
     clause = rest.lstrip(" ,;.")
@@ -113,7 +120,7 @@ def _and_rest(first: Outcome, rest: str, scratch: Scratch, current: str | None) 
         return first
     following = None
     if not _QUALIFIER.match(clause):
-        following = _compile(strip_polite(clause), scratch, current)
+        following = _compile(strip_polite(clause), scratch, current, now)
     if following is None:
         raise NeedsAnswer(not_understood(clause, name_hint=True))
     if isinstance(following, Reply):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import datetime
 
 from agents.offline.adaptor_words import resolve_adaptor_word
 from agents.offline.grammar import oxford
@@ -69,15 +70,18 @@ def _arrow(view: View, edge: EdgeView) -> str:
     return f"{_name(view, edge.target)} ({condition_words(edge)}{off})"
 
 
-def chart(view: View) -> str:
-    """The workflow as a short chart: trigger, then each step and where it leads."""
+def chart(view: View, now: datetime | None) -> str:
+    """The workflow as a short chart: trigger, then each step and where it leads. An
+    enabled cron trigger's next runs count from ``now``; ``None`` (the time is not known):
+    they are left out."""
     if not view.jobs:
         return "The workflow has no steps yet."
     lines = [f'"{view.name or "This workflow"}" has {len(view.jobs)} step(s).']
     for trigger in view.triggers:
         targets = [_name(view, e.target) for e in view.out_edges(trigger["key"])]
         start = f", starting {oxford(targets)}" if targets else ", not connected to a step"
-        lines.append(f"Trigger: {describe_trigger(trigger)}{start}.{upcoming(trigger)}")
+        runs = upcoming(trigger, now=now) if now is not None else ""
+        lines.append(f"Trigger: {describe_trigger(trigger)}{start}.{runs}")
     if not view.triggers:
         lines.append("Trigger: none yet.")
     for index, key in enumerate(view.order(), start=1):
@@ -87,10 +91,6 @@ def chart(view: View) -> str:
         then = "then " + "; ".join(_arrow(view, e) for e in outs) if outs else "ends the run"
         lines.append(f"{index}. {job['name']} [{view.adaptor_of(key)}, {code}] → {then}")
     return "\n".join(lines)
-
-
-def _describe(match: Match, view: View, resolver: Resolver) -> Outcome:
-    return Reply(chart(view))
 
 
 def _list_steps(match: Match, view: View, resolver: Resolver) -> Outcome:

@@ -9,6 +9,7 @@ proposed.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from agents.models.base import RequestContext
@@ -43,18 +44,22 @@ def plan_turn_noted(context: RequestContext) -> tuple[ProjectPlan | Refusal, lis
         outcome, notes = read_spec_noted(context.user_text, slug, known=plan)
     if isinstance(outcome, Refusal):
         return outcome, []
-    checked = buildable(outcome, revised=bool(project.get("revising") and plan is not None))
+    revised = bool(project.get("revising") and plan is not None)
+    checked = buildable(outcome, revised=revised, now=context.now)
     return checked, notes if isinstance(checked, ProjectPlan) else []
 
 
-def buildable(plan: ProjectPlan, *, revised: bool = False) -> ProjectPlan | Refusal:
+def buildable(
+    plan: ProjectPlan, *, now: datetime | None, revised: bool = False
+) -> ProjectPlan | Refusal:
     """``plan`` if the offline planner builds every workflow of it from its build request
     (as the approved plan's builds will); otherwise what it would say instead, so that a
-    plan is never proposed that the offline builds would refuse."""
+    plan is never proposed that the offline builds would refuse. Each build request is
+    made at ``now`` (the plan turn's request's time)."""
     empty = redact(WorkflowDocument.new().structure)
     doubts: list[str] = []
     for workflow in plan.workflows:
-        request = RequestContext(user_text=build_request(workflow, plan), structure=empty)
+        request = RequestContext(user_text=build_request(workflow, plan), structure=empty, now=now)
         answer = offline_plan(request)
         if isinstance(answer, Reply):
             said = "\n".join(f"  {line}" for line in answer.text.strip().split("\n"))

@@ -1,13 +1,15 @@
 """The final answer of a planner turn, written from the tool calls and their results.
 
 Stateless: everything comes from the conversation (the assistant's tool_use
-blocks, the matching tool_result blocks) and the updated structure.
+blocks, the matching tool_result blocks), the updated structure and the request's
+time (a created workflow's cron trigger says its next runs).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from agents.offline.code_requests import keeps_existing_code
@@ -68,8 +70,9 @@ def _edge_words(spec: dict[str, Any]) -> str:
 Sentences = Callable[[dict[str, Any], str, View], list[str]]
 
 
-def _create_workflow(args: dict[str, Any], result: str, view: View) -> list[str]:
-    text = f'Created the workflow "{view.name or args.get("name")}":\n{chart(view)}'
+def _create_workflow(args: dict[str, Any], view: View, now: datetime | None) -> list[str]:
+    """The one call whose sentences tell the time: the chart's next runs count from ``now``."""
+    text = f'Created the workflow "{view.name or args.get("name")}":\n{chart(view, now)}'
     if view.name == "New workflow":
         text += '\nRename it with "rename the workflow to ...".'
     return [text]
@@ -195,9 +198,9 @@ def _as_said(args: dict[str, Any], result: str, view: View) -> list[str]:
     return [result.split("\nNote:", 1)[0]]
 
 
-# What each tool's successful call says, keyed by the tool's spec (never by its name).
+# What each tool's successful call says, keyed by the tool's spec (never by its name);
+# create_workflow's, which tells the time, is said by describe_call itself.
 _SENTENCES: dict[ToolSpec[Any], Sentences] = {
-    create_workflow.TOOL: _create_workflow,
     update_workflow.TOOL: _update_workflow,
     add_jobs.TOOL: _add_jobs,
     update_jobs.TOOL: _update_jobs,
@@ -219,9 +222,13 @@ _SENTENCES: dict[ToolSpec[Any], Sentences] = {
 }
 
 
-def describe_call(name: str, args: dict[str, Any], result: str, view: View) -> list[str]:
-    """Plain sentences for one successful call."""
+def describe_call(
+    name: str, args: dict[str, Any], result: str, view: View, now: datetime | None
+) -> list[str]:
+    """Plain sentences for one successful call, made at ``now``."""
     spec = spec_for(name)
+    if spec is create_workflow.TOOL:
+        return _create_workflow(args, view, now)
     sentences = _SENTENCES.get(spec) if spec is not None else None
     if sentences is not None:
         return sentences(args, result, view)
@@ -269,8 +276,11 @@ def _edge_update(item: dict[str, Any], view: View) -> str:
     return f"{_q(view, source)} → {_q(view, target)} " + (", ".join(parts) or "updated") + "."
 
 
-def final_text(rounds: list[list[tuple[str, dict[str, Any], str, bool]]], view: View) -> str:
-    """``rounds``: per round, (tool name, input, result text, is_error) in call order."""
+def final_text(
+    rounds: list[list[tuple[str, dict[str, Any], str, bool]]], view: View, now: datetime | None
+) -> str:
+    """``rounds``: per round, (tool name, input, result text, is_error) in call order;
+    ``now``: when the request was made (``RequestContext.now``)."""
     done: list[str] = []
     errors: list[str] = []
     notes: list[str] = []
@@ -281,7 +291,7 @@ def final_text(rounds: list[list[tuple[str, dict[str, Any], str, bool]]], view: 
             if is_error:
                 errors.append(_error_text(name, args, result, view))
                 continue
-            done += describe_call(name, args, result, view)
+            done += describe_call(name, args, result, view, now)
             changed = changed or name in MUTATING_TOOLS
             for line in result.split("\n"):
                 # Reachability is said once, from the final graph (below): a call's own note

@@ -110,7 +110,9 @@ async def propose_node(state: PlanState, runtime: Runtime[PlanRuntime]) -> dict[
             tools=plan_tool_definitions(),
             tool_choice={"type": "auto"},
             max_tokens=rt.config.max_tokens,
-            context=RequestContext(user_text=text, history=earlier.history, project=project),
+            context=RequestContext(
+                user_text=text, history=earlier.history, project=project, now=rt.clock()
+            ),
             prompt_name=prompt.name,
             prompt_version=prompt.version,
             prompt_hash=prompt.hash,

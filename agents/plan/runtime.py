@@ -14,6 +14,7 @@ import contextlib
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Protocol
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -106,6 +107,9 @@ class PlanRuntime(RecordsCalls):
     workflow_graph: CompiledStateGraph[Any, Any, Any, Any]
     """The ordinary turn graph each planned workflow is built by (its own checkpointer:
     a build runs to its end within the plan turn, never paused)."""
+    clock: Callable[[], datetime] = field(kw_only=True)
+    """What time it is (timezone-aware), for its requests and its builds' runtimes
+    (``TurnRuntime.clock``); the service passes its store's clock."""
     config: AgentConfig = field(default_factory=AgentConfig)
     tools: ToolContext = field(default_factory=ToolContext)
     prompt_loader: Callable[[str, str | None], PromptTemplate] = load_prompt
@@ -121,6 +125,7 @@ class PlanRuntime(RecordsCalls):
         """The runtime of one workflow's build: same models, limits and ledger."""
         return TurnRuntime(
             models=self.models,
+            clock=self.clock,
             config=self.config,
             tools=self.tools,
             committer=committer,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -21,6 +22,9 @@ from tools.base import ToolContext
 from tools.document import WorkflowDocument
 
 BASE_YAML = REFERRAL_WITH_WEBHOOK
+
+TURN_TIME = datetime(2026, 12, 4, 15, 30, tzinfo=UTC)
+"""What time it is in the tests' turns (their runtime's ``clock``): a Friday afternoon."""
 
 CLAUDE_MODELS: dict[ModelRole, str] = {
     "router": "claude-haiku-4-5",
@@ -50,6 +54,7 @@ def counting_ids() -> ToolContext:
 def runtime_for(model: ChatModel, **config: Any) -> TurnRuntime:
     return TurnRuntime(
         models={"router": model, "planner": model, "job_code": model},
+        clock=lambda: TURN_TIME,
         config=AgentConfig(**config),
         tools=counting_ids(),
         committer=InMemoryCommitter(),

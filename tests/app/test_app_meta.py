@@ -10,7 +10,15 @@ from starlette.websockets import WebSocketDisconnect
 
 from app.main import create_app
 from app.settings import Settings
-from tests.app.service.helpers import make_settings
+from tests.agents.offline.documents import CHAIN_YAML
+from tests.app.service.helpers import (
+    connect,
+    create_session,
+    create_workflow,
+    make_settings,
+    turn,
+    until,
+)
 from tools.document.cron import MAX_EXPRESSION_CHARS
 
 
@@ -132,3 +140,17 @@ def test_a_long_cron_expression_is_read_and_an_overlong_one_is_invalid_cron(
         assert refused.status_code == 422
         assert refused.json()["error"]["code"] == "invalid_cron"
         assert str(MAX_EXPRESSION_CHARS) in refused.json()["error"]["message"]
+
+
+def test_a_turns_describe_answer_counts_next_runs_from_the_store_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    friday = datetime(2026, 12, 4, 15, 30, tzinfo=UTC)
+    with TestClient(create_app(make_settings(tmp_path))) as client:
+        monkeypatch.setattr(client.app.state.services.store, "_now", lambda: friday)  # type: ignore[attr-defined]
+        session = create_session(client, create_workflow(client, CHAIN_YAML)["id"])
+        with connect(client, session["id"]) as ws:
+            ws.send_json(turn("what does this workflow do?"))
+            frames = until(ws, "turn.completed")
+    answer = next(f["text"] for f in frames if f["type"] == "message")
+    assert "Next runs: Sat 5 Dec 09:00, Sun 6 Dec 09:00 and Mon 7 Dec 09:00 UTC." in answer

@@ -17,6 +17,7 @@ from agents.tracing import LangfuseConfig, Tracer, _NoopTrace, mask_secrets
 from evals.runner import EvalOptions, EvalRun, Progress, run_eval
 from evals.scenario import load_scenarios
 from prompts import load_prompt
+from tests.agents.helpers import TURN_TIME
 from tests.evals.helpers import scenario
 
 SCRIPTED = {s.id: s for s in load_scenarios(model="scripted")}
@@ -162,7 +163,7 @@ def test_disabled_tracer_is_a_no_op(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not config.configured and config.client() is None
     tracer = Tracer(config.client())
     assert not tracer.enabled
-    runtime = TurnRuntime(models={})
+    runtime = TurnRuntime(models={}, clock=lambda: TURN_TIME)
     trace = tracer.turn({"turn_id": "t1"}, runtime)
     assert isinstance(trace, _NoopTrace) and trace.runtime(runtime) is runtime
     trace.event(RouteEvent(destination="planner"))

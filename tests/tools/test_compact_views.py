@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agents.runtime import TurnRuntime, _says_only_its_name
+from tests.agents.helpers import TURN_TIME
 from tools.document import WorkflowDocument
 from tools.document.redaction import (
     CHAINED_HEADING,
@@ -105,7 +106,7 @@ def test_adaptors_whose_description_is_only_their_name_are_named_together() -> N
     assert _says_only_its_name("mpesa", "")
     assert not _says_only_its_name("cht", "OpenFn adaptor for Community Health Toolkit (CHT).")
     assert not _says_only_its_name("http", "Makes HTTP requests.")
-    listing = TurnRuntime(models={}).adaptor_list
+    listing = TurnRuntime(models={}, clock=lambda: TURN_TIME).adaptor_list
     lines = listing.split("\n")
     assert "- http: " in listing and lines[-1].startswith("- also, without a description here:")
     assert "azure-storage" in lines[-1] and "Azure Storage" not in listing

@@ -10,7 +10,6 @@ import pytest
 from tests.tools.helpers import pinned
 from tools.catalogue.adaptors import AdaptorCatalogue, load_catalogue
 from tools.catalogue.names import adaptor_short_name, resolve_adaptor, split_adaptor
-from tools.document import cron
 from tools.document.cron import cron_problem, next_runs, runs_text, upcoming
 from tools.document.names import derive_key, did_you_mean, edge_key, is_valid_key, sanitise_name
 from tools.document.structure import Edge, Job, Structure, Trigger
@@ -375,8 +374,10 @@ def test_upcoming_says_an_enabled_cron_triggers_next_runs_in_utc() -> None:
     assert upcoming({"type": "webhook", "enabled": True}, now=friday) == ""
 
 
-def test_upcoming_counts_from_the_injected_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cron, "clock", lambda: datetime(2026, 12, 31, 23, 59, tzinfo=UTC))
+def test_upcoming_counts_the_runs_asked_for_from_the_time_given() -> None:
+    new_years_eve = datetime(2026, 12, 31, 23, 59, tzinfo=UTC)
     trigger = {"type": "cron", "cron_expression": "0 0 1 * *", "enabled": True}
-    assert upcoming(trigger, count=2) == " Next runs: Fri 1 Jan 00:00 and Mon 1 Feb 00:00 UTC."
+    assert upcoming(trigger, now=new_years_eve, count=2) == (
+        " Next runs: Fri 1 Jan 00:00 and Mon 1 Feb 00:00 UTC."
+    )
     assert runs_text([]) == ""

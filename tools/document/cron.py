@@ -5,15 +5,16 @@ scheduler takes is refused here first: a sixth (seconds) or seventh (year) field
 Quartz extras (``L``, ``W``, ``#``, ``?``), ``@daily``-style names, and a range that
 runs backwards (croniter wraps ``5-1`` round; a crontab line refuses it).
 
-:func:`next_runs` steps a valid expression forward; :func:`upcoming` says a cron
-trigger's next runs in words (the offline model's ``describe``, the web page through
-``GET /v1/cron/next-runs``), counted from :data:`clock` unless given a time.
+:func:`next_runs` steps a valid expression forward from a given time; :func:`upcoming`
+says a cron trigger's next runs in words (the offline model's ``describe``, counted from
+its request's time). There is no clock here: each caller passes the time from its own
+(``GET /v1/cron/next-runs`` the store's, a turn its runtime's).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from croniter import CroniterBadDateError, CroniterError, croniter
@@ -24,14 +25,6 @@ MAX_EXPRESSION_CHARS = 1000
 characters); a longer one is refused before croniter reads it."""
 _EXTENSION = re.compile(r"[?#@]|(?<![a-z])[lw](?![a-z])", re.I)
 _RANGE = re.compile(r"^(?P<start>[a-z0-9]+)-(?P<end>[a-z0-9]+)$", re.I)
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-clock: Callable[[], datetime] = _utcnow
-"""The time next runs count from when no caller gives one (tests replace it)."""
 
 
 def cron_problem(expression: str) -> str | None:
@@ -65,13 +58,13 @@ def runs_text(runs: list[datetime]) -> str:
     return f"{listed} UTC" if words else ""
 
 
-def upcoming(trigger: Mapping[str, object], *, now: datetime | None = None, count: int = 3) -> str:
-    """`` Next runs: …`` for an enabled cron trigger whose expression is valid, else ``""``
-    (OpenFn runs cron in UTC)."""
+def upcoming(trigger: Mapping[str, object], *, now: datetime, count: int = 3) -> str:
+    """`` Next runs: …`` after ``now`` for an enabled cron trigger whose expression is
+    valid, else ``""`` (OpenFn runs cron in UTC)."""
     expression = str(trigger.get("cron_expression") or "")
     if trigger.get("type") != "cron" or not trigger.get("enabled") or cron_problem(expression):
         return ""
-    runs = next_runs(" ".join(expression.split()), (now or clock()).astimezone(UTC), count)
+    runs = next_runs(" ".join(expression.split()), now.astimezone(UTC), count)
     return f" Next runs: {runs_text(runs)}."
 
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 from agents.offline.plan import Outcome, Plan, Reply
@@ -30,7 +31,7 @@ from agents.offline.view import Scratch, View
 
 Stage = Literal["message", "question", "command"]
 Parser = Callable[[str, View, Resolver], Outcome | None]
-Compile = Callable[[str, Scratch, str | None], Outcome | None]
+Compile = Callable[[str, Scratch, str | None, datetime | None], Outcome | None]
 
 
 @dataclass(frozen=True)
@@ -63,11 +64,15 @@ class Example:
 @dataclass
 class Turn:
     """What a handler may use: the scratch copy (plans are tried there), the step whose
-    page the user is on, and ``compile`` to understand the rest of a message."""
+    page the user is on, and ``compile`` to understand the rest of a message (given
+    the same ``now``)."""
 
     scratch: Scratch
     current: str | None
     compile: Compile
+    now: datetime | None
+    """When the request was made (``RequestContext.now``): what a cron trigger's next runs
+    count from; ``None``: not known, so they are not said."""
     said: str = ""
     """The message as written, before polite words were dropped: a leading "also" or
     "now" marks a correction, though it is only politeness elsewhere."""

@@ -59,7 +59,7 @@ def _start_over(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome:
         if not first.calls:
             return Reply("The workflow is already empty. What should it do?")
         return first
-    following = turn.compile(rest, turn.scratch, None)
+    following = turn.compile(rest, turn.scratch, None, turn.now)
     if following is None:
         return Reply(
             f'I understood "start over" but not "{rest}", so I changed nothing.\n\n'
@@ -95,7 +95,7 @@ def _correction(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome |
         # (each probed on a scratch copy of its own, so nothing is tried twice).
         for other in outcome.meta.get("others") or ():
             try:
-                probe = turn.compile(other, Scratch(turn.view.raw), turn.current)
+                probe = turn.compile(other, Scratch(turn.view.raw), turn.current, turn.now)
             except NeedsAnswer:
                 continue
             if isinstance(probe, Plan):

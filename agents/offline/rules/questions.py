@@ -8,9 +8,12 @@ through to the next one ("what is X" after "what is this workflow").
 
 from __future__ import annotations
 
+import re
+
 from agents.offline import preview
 from agents.offline import questions as q
-from agents.offline.rules.base import Example, Rule, parser, patterns, question
+from agents.offline.plan import Outcome, Reply
+from agents.offline.rules.base import Example, Rule, Turn, parser, patterns, question
 
 _THE = r"(?:the\s+)?"
 _WF = r"(?:this|the|my|our)\s+(?:workflow|flow|pipeline|process)|it|this"
@@ -19,6 +22,11 @@ _REF = r"(?P<ref>.+?)"
 
 def _rule(name: str, source: str, answer: q.Handler, *examples: Example) -> Rule:
     return Rule(name, "questions", "question", question(answer), patterns(source), examples)
+
+
+def _describe(turn: Turn, text: str, match: re.Match[str] | None) -> Outcome:
+    """The chart of the workflow; a cron trigger's next runs count from the turn's time."""
+    return Reply(q.chart(turn.view, turn.now))
 
 
 RULES = [
@@ -232,17 +240,23 @@ RULES = [
             menu="list the steps",
         ),
     ),
-    _rule(
+    Rule(
         "describe",
-        rf"^(?:what\s+does\s+(?:{_WF})\s+do|describe\s+(?:{_WF})|explain\s+(?:{_WF})"
-        rf"|summari[sz]e\s+(?:{_WF})|give\s+me\s+an\s+overview.*|walk\s+me\s+through.*"
-        rf"|what\s+is\s+(?:{_WF})|show\s+(?:me\s+)?(?:{_WF})|overview)$",
-        q._describe,
-        Example(
-            "what does this workflow do",
-            "the trigger and every step, in order, with the edges between them",
-            also=("describe this workflow",),
-            menu="what does this workflow do",
+        "questions",
+        "question",
+        _describe,
+        patterns(
+            rf"^(?:what\s+does\s+(?:{_WF})\s+do|describe\s+(?:{_WF})|explain\s+(?:{_WF})"
+            rf"|summari[sz]e\s+(?:{_WF})|give\s+me\s+an\s+overview.*|walk\s+me\s+through.*"
+            rf"|what\s+is\s+(?:{_WF})|show\s+(?:me\s+)?(?:{_WF})|overview)$"
+        ),
+        (
+            Example(
+                "what does this workflow do",
+                "the trigger and every step, in order, with the edges between them",
+                also=("describe this workflow",),
+                menu="what does this workflow do",
+            ),
         ),
     ),
     _rule(

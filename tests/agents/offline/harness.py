@@ -3,7 +3,8 @@
 ``run_turn`` is the single seam the offline-model tests use: the LangGraph turn
 graph (router, planner loop, confirmation, parallel code sub-agents) with the
 offline model in every role. Confirmations are approved, so a turn that asks
-runs to the end; the tool calls the model made are recorded in order.
+runs to the end; the tool calls the model made are recorded in order. The turn's
+clock stands at ``now`` (``TURN_TIME`` unless given).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import itertools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -25,6 +27,7 @@ from agents.offline import OfflineModel
 from agents.runner import TurnRunner
 from agents.runtime import AgentConfig, InMemoryCommitter, TurnRuntime
 from agents.state import TurnInput
+from tests.agents.helpers import TURN_TIME
 from tools.base import ToolContext
 from tools.catalogue.adaptors import load_catalogue
 from tools.catalogue.docs_search import DocsIndex
@@ -102,9 +105,11 @@ def run_turn(
     errors: str | None = None,
     history: Sequence[dict[str, str]] = (),
     last_run: str | None = None,
+    now: datetime = TURN_TIME,
 ) -> TurnOutcome:
+    history_copy = [dict(h) for h in history]
     return asyncio.run(
-        _run_turn(doc, text, page, job_key, read_only, errors, [dict(h) for h in history], last_run)
+        _run_turn(doc, text, page, job_key, read_only, errors, history_copy, last_run, now)
     )
 
 
@@ -136,12 +141,14 @@ async def _run_turn(
     read_only: bool,
     errors: str | None,
     history: list[dict[str, str]],
-    last_run: str | None = None,
+    last_run: str | None,
+    now: datetime,
 ) -> TurnOutcome:
-    """One turn through the real graph; confirmations are approved."""
+    """One turn through the real graph at ``now``; confirmations are approved."""
     model = _Recording()
     runtime = TurnRuntime(
         models={"router": model, "planner": model, "job_code": model},
+        clock=lambda: now,
         config=AgentConfig(max_tool_calls=MAX_TOOL_CALLS),
         tools=_tool_context(doc, text),
         committer=InMemoryCommitter(),

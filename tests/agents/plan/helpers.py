@@ -17,7 +17,7 @@ from agents.plan.graph import build_plan_graph
 from agents.plan.runtime import InMemoryWorkspace, PlanRuntime, build_checkpointer
 from agents.plan.state import PlanInput
 from agents.runner import TurnRunner
-from tests.agents.helpers import counting_ids
+from tests.agents.helpers import TURN_TIME, counting_ids
 from tools.plan import PlannedTrigger, PlannedWorkflow, ProjectPlan
 
 
@@ -99,6 +99,7 @@ class PlanHarness:
             models=models,
             workspace=self.workspace,
             workflow_graph=self.workflow_graph,
+            clock=lambda: TURN_TIME,
             tools=counting_ids(),
         )
 
