@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 
 from app.bus import InProcessLock, RedisLock
+from app.bus.lock import RenewingHandle
 from tests.app.bus.helpers import Kit
+from tests.waiting import wait_until_async
 
 
 async def test_second_acquire_gets_none(kit: Kit) -> None:
@@ -171,3 +174,39 @@ async def test_the_redis_lock_is_a_redis_py_lock_on_its_key(redis_kit: Kit) -> N
     await handle.release()
     assert await outsider.acquire(blocking=False)
     await outsider.release()
+
+
+class _SwallowingHandle(RenewingHandle):
+    """A handle whose first renewal call swallows a cancel, as redis-py's socket calls can
+    under Python 3.11: ``asyncio.wait_for`` returns the wrapped call's result when the
+    cancel lands just as that call completes."""
+
+    def __init__(self) -> None:
+        self.renewing = asyncio.Event()
+        self.calls = 0
+        super().__init__("wf", "token", 30.0, renew=True, on_done=lambda _: None, every_s=0.001)
+
+    async def _extend(self) -> bool:
+        self.calls += 1
+        self.renewing.set()
+        if self.calls > 1:  # later calls are cancelled as usual
+            await asyncio.Event().wait()
+        with contextlib.suppress(asyncio.CancelledError):  # swallowed: the call "completed"
+            await asyncio.Event().wait()  # a Redis call in flight
+        return True
+
+    async def _delete(self) -> None:
+        pass
+
+
+async def test_release_ends_a_renewal_whose_cancel_was_swallowed() -> None:
+    """The renewal stops once told to, even when its cancel never arrives (it used to loop
+    on, and ``release`` waited for it forever: a Redis lock test hung so)."""
+    handle = _SwallowingHandle()
+    await asyncio.wait_for(handle.renewing.wait(), 5)
+    releasing = asyncio.ensure_future(handle.release())
+    await wait_until_async(
+        releasing.done, timeout=5, message="release never returned: the renewal loops on"
+    )
+    assert releasing.exception() is None
+    assert handle.released and not handle.lost
