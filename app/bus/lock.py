@@ -39,6 +39,7 @@ class RenewingHandle(ABC):
         self.every_s = every_s if every_s is not None else ttl_s / 3
         self.lost = False
         self.released = False
+        self._stopping = False
         self._on_done = on_done
         self._renewal: asyncio.Task[None] | None = None
         if renew:
@@ -57,15 +58,25 @@ class RenewingHandle(ABC):
     async def _renew_forever(self) -> None:
         loop = asyncio.get_running_loop()
         last_ok = loop.time()
-        while True:
+        # Stopping is also a flag, not only the task's cancellation: a client library may
+        # swallow a cancel (Python 3.11's ``asyncio.wait_for``, inside redis-py's socket
+        # calls, returns the call's result when the cancel lands just as it completes),
+        # and the renewal then looped on while ``stop_renewal`` waited for it forever.
+        while not self._stopping:
             await asyncio.sleep(self.every_s)
+            if self._stopping:
+                return
             try:
                 held = await self._extend()
             except Exception:  # a transient failure: keep trying while the lock may live
+                if self._stopping:
+                    return
                 log.warning("renewing the turn lock of %s failed", self.workflow_id, exc_info=True)
                 if loop.time() - last_ok < self.ttl_s:
                     continue
                 held = False
+            if self._stopping:  # stopped meanwhile (its cancel swallowed): not lost
+                return
             if not held:
                 log.warning("lost the turn lock of %s", self.workflow_id)
                 self.lost = True
@@ -74,6 +85,7 @@ class RenewingHandle(ABC):
 
     async def stop_renewal(self) -> None:
         """Stop renewing without releasing (the lock then expires after ``ttl_s``)."""
+        self._stopping = True
         task, self._renewal = self._renewal, None
         if task is not None and not task.done():
             task.cancel()

@@ -50,7 +50,10 @@ async def test_a_failed_or_cancelled_turn_leaves_no_checkpoint() -> None:
             pass
     assert _threads(saver) == set()
 
+    calling = asyncio.Event()
+
     async def slow(request: ModelRequest) -> ModelResponse:
+        calling.set()
         await asyncio.sleep(30)
         return S.text("late")
 
@@ -59,7 +62,7 @@ async def test_a_failed_or_cancelled_turn_leaves_no_checkpoint() -> None:
             pass
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.3)
+    await asyncio.wait_for(calling.wait(), 10)  # cancelled mid-call (not after a fixed 0.3 s)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

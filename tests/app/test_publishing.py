@@ -3,7 +3,6 @@ and its event goes out later, in commit order, once the bus takes it."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -20,9 +19,11 @@ class FlakyBus(InProcessBus):
         super().__init__()
         self.down = False
         self.published: list[int] = []
+        self.refused = 0
 
     async def publish(self, workflow_id: str, event: Event) -> None:
         if self.down:
+            self.refused += 1
             raise BusUnavailableError("Redis is down")
         self.published.append(event["version"])
         await super().publish(workflow_id, event)
@@ -58,7 +59,10 @@ async def test_commits_are_reported_while_the_bus_is_down_and_published_in_order
     assert await commit(publisher, 1) == 2
     assert await commit(publisher, 2) == 3
     assert publisher.pending == 2 and bus.published == []
-    await asyncio.sleep(0.05)
+    refused = bus.refused
+    await wait_until_async(  # retried (not a fixed 50 ms, in which it may not have been)
+        lambda: bus.refused >= refused + 2, timeout=5, message="the publisher never retried"
+    )
     assert bus.published == [], "nothing goes out while the bus refuses"
     bus.down = False
     assert await commit(publisher, 3) == 4  # queued behind the others: order holds

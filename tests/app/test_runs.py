@@ -28,6 +28,7 @@ from app.runs import (
 )
 from app.store import SessionRecord, Store, create_engine, migrate
 from app.ws.protocol import RunFrame, ServerFrame
+from tests.waiting import wait_until_async
 from tools.document import WorkflowDocument
 from tools.errors import ToolInputError
 from tools.testrun import RequestRecord, RunRequest, RunStatus, StepRun, TestRun
@@ -280,20 +281,41 @@ def test_credential_values_skip_addresses_but_not_addresses_with_a_password() ->
 async def test_runs_beyond_the_workers_slots_wait_then_are_busy(store: Store) -> None:
     gate = asyncio.Event()
     runner = FakeRunner(gate=gate)
-    policy = RunPolicy(concurrency=2, queue_wait_s=0.1)
-    service = RunService(store=store, runner=runner, policy=policy)
+    service = RunService(
+        store=store, runner=runner, policy=RunPolicy(concurrency=2, queue_wait_s=0.1)
+    )
     workflow_id = await _workflow(store)
     first = [
         asyncio.create_task(service.run(workflow_id, RunRequest(), author=None)) for _ in range(2)
     ]
-    while len(runner.calls) < 2:
-        await asyncio.sleep(0.01)
-    with pytest.raises(RunsBusyError) as busy:
+    await wait_until_async(lambda: len(runner.calls) == 2, timeout=10, message="runs not started")
+    with pytest.raises(RunsBusyError) as busy:  # both slots stay taken through its wait
         await service.run(workflow_id, RunRequest(), author=None)
     assert busy.value.code == "busy"
+    gate.set()
+    await asyncio.gather(*first)
+    assert len(runner.calls) == 2 and runner.most_at_once == 2
+
+
+async def test_a_run_waiting_for_a_slot_gets_the_first_one_freed(store: Store) -> None:
+    """The wait is long (a slot freed within it is what is tested, not a race against a
+    0.1 s wait: the slot used to be freed 20 ms after the run started waiting)."""
+    gate = asyncio.Event()
+    runner = FakeRunner(gate=gate)
+    service = RunService(
+        store=store, runner=runner, policy=RunPolicy(concurrency=2, queue_wait_s=60)
+    )
+    workflow_id = await _workflow(store)
+    first = [
+        asyncio.create_task(service.run(workflow_id, RunRequest(), author=None)) for _ in range(2)
+    ]
+    await wait_until_async(lambda: len(runner.calls) == 2, timeout=10, message="runs not started")
     waiting = asyncio.create_task(service.run(workflow_id, RunRequest(), author=None))
-    await asyncio.sleep(0.02)
-    gate.set()  # the first two finish within the third's wait: it gets a slot
+    await wait_until_async(
+        lambda: service._slots._waiters, timeout=10, message="the third run never waited"
+    )
+    assert len(runner.calls) == 2
+    gate.set()  # the first two finish: the third gets a slot
     await asyncio.gather(*first, waiting)
     assert len(runner.calls) == 3 and runner.most_at_once == 2
 

@@ -16,6 +16,7 @@ import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from app.bus import InProcessBus, InProcessLock, RedisBus, RedisLock
+from app.bus.redis_client import RedisKeys
 
 REDIS_URL = os.environ.get("PLANWRIGHT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -74,6 +75,10 @@ class Kit:
 
     async def peer_lock(self, lock: Lock) -> Lock:
         return await self.lock() if self.is_redis else lock
+
+    def ticket_heartbeat(self, workflow_id: str, ticket: str) -> str:
+        """The Redis key of a waiting ticket's heartbeat (the layout the lock's Lua uses)."""
+        return f"{RedisKeys(self.prefix).queue(workflow_id)}:alive:{ticket}"
 
     async def drop_lock(self, lock: Lock, workflow_id: str) -> None:
         """Make the lock vanish behind its holder's back (as if it had expired)."""

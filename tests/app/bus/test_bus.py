@@ -245,11 +245,20 @@ async def test_closing_the_bus_ends_subscriptions(kit: Kit) -> None:
     bus = await kit.bus()
     wf = kit.wf()
     sub = await bus.subscribe(wf)
-    reader = asyncio.create_task(take(sub, 5))
+    got: list[Event] = []
+
+    async def read() -> None:
+        async for event in sub:
+            got.append(event)
+
+    reader = asyncio.create_task(read())
     await bus.publish(wf, wf_event(1))
-    await asyncio.sleep(0.05)
+    # Closed once the event was read (a close drops what is still undelivered; a fixed
+    # 50 ms let a slow Redis delivery be dropped).
+    await wait_until_async(lambda: got, timeout=TIMEOUT, message="the event never arrived")
     await bus.close()
-    assert versions(await asyncio.wait_for(reader, TIMEOUT)) == [1]
+    await asyncio.wait_for(reader, TIMEOUT)  # the waiting reader's iteration ended
+    assert versions(got) == [1]
     with pytest.raises(BusClosedError):
         await bus.publish(wf, wf_event(2))
     with pytest.raises(BusClosedError):

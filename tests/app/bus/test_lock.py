@@ -1,13 +1,22 @@
-"""The turn lock contract, in-process and over Redis (see conftest.Kit)."""
+"""The turn lock contract, in-process and over Redis (see conftest.Kit).
+
+Sleeping past a TTL to see it expire is sound (it can only have run out); asserting a lock
+is still held, or that a renewal has run, after a fixed sleep is not (a stalled loop lets
+a 0.3 s TTL lapse): those wait for the renewal itself, under an injected clock in-process
+and with the key's remaining life far longer than any stall over Redis.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 
 from app.bus import InProcessLock, RedisLock
+from app.bus.lock import RenewingHandle
 from tests.app.bus.helpers import Kit
+from tests.waiting import wait_until_async
 
 
 async def test_second_acquire_gets_none(kit: Kit) -> None:
@@ -41,7 +50,7 @@ async def test_lock_expires_when_its_holder_stops_renewing(kit: Kit) -> None:
     wf = kit.wf()
     dead = await lock.acquire(wf, ttl_s=0.2, renew=False)  # a worker that died
     assert dead is not None
-    assert await other.acquire(wf) is None
+    # (Refused while it lives: test_second_acquire_gets_none; asserted here it raced the TTL.)
     await asyncio.sleep(0.35)
     taker = await other.acquire(wf)
     assert taker is not None
@@ -78,15 +87,50 @@ async def test_stale_release_keeps_the_new_holders_lock(kit: Kit) -> None:
     await again.release()
 
 
-async def test_renewal_keeps_the_lock_past_its_ttl(kit: Kit) -> None:
-    lock = await kit.lock()
-    other = await kit.peer_lock(lock)
-    wf = kit.wf()
-    handle = await lock.acquire(wf, ttl_s=0.3)
+async def test_renewal_keeps_the_lock_past_its_ttl() -> None:
+    """In-process, on an injected clock: four times the TTL goes by, each step short of
+    it, and after each a renewal has moved the expiry on; nobody else gets the lock."""
+    now = [1000.0]
+    lock = InProcessLock(clock=lambda: now[0])
+    wf = "wf"
+    handle = await lock.acquire(wf, ttl_s=0.3)  # renewed every 0.1 s (real time)
     assert handle is not None
-    for _ in range(5):  # 1.25 s, four times the ttl
-        await asyncio.sleep(0.25)
-        assert await other.acquire(wf) is None
+    for _ in range(5):
+        now[0] += 0.25
+        await wait_until_async(
+            lambda: lock._held[wf][1] == now[0] + 0.3,
+            timeout=10,
+            message="no renewal moved the expiry on",
+        )
+        assert await lock.acquire(wf) is None
+    assert not handle.lost
+    await handle.release()
+    taker = await lock.acquire(wf)
+    assert taker is not None
+    await taker.release()
+
+
+async def test_renewal_keeps_a_redis_lock_past_its_ttl(redis_kit: Kit) -> None:
+    """Over Redis: aged to its last 5 s, the lock gets its whole TTL back from the next
+    renewal, three times over, and stays the holder's. (Others are kept off by the
+    heartbeat too, which a stall of 0.3 s would let lapse: test_turn_line checks that
+    refusal under a long heartbeat.)"""
+    lock = await redis_kit.lock(heartbeat_s=0.3)  # renewed every 0.1 s
+    other = await redis_kit.lock()
+    assert isinstance(lock, RedisLock)
+    probe = await redis_kit.client()
+    wf = redis_kit.wf()
+    handle = await lock.acquire(wf, ttl_s=30)
+    assert handle is not None
+    key = lock.key(wf)
+
+    async def renewed() -> bool:
+        return await probe.pttl(key) > 5_000
+
+    for _ in range(3):
+        assert await probe.pexpire(key, 5_000)
+        await wait_until_async(renewed, timeout=10, message="no renewal gave the TTL back")
+        assert await probe.get(key) == handle.token.encode()
     assert not handle.lost
     await handle.release()
     taker = await other.acquire(wf)
@@ -103,8 +147,7 @@ async def test_renewal_notices_a_lost_lock(kit: Kit) -> None:
     await kit.drop_lock(lock, wf)  # it expired behind the holder's back...
     taker = await other.acquire(wf, ttl_s=5)  # ...and someone else took it
     assert taker is not None
-    await asyncio.sleep(0.25)
-    assert handle.lost
+    await wait_until_async(lambda: handle.lost, timeout=10, message="the loss went unnoticed")
     assert await lock.acquire(wf) is None  # renewal did not steal it back
     await handle.release()
     assert await lock.acquire(wf) is None  # nor did the release delete it
@@ -171,3 +214,39 @@ async def test_the_redis_lock_is_a_redis_py_lock_on_its_key(redis_kit: Kit) -> N
     await handle.release()
     assert await outsider.acquire(blocking=False)
     await outsider.release()
+
+
+class _SwallowingHandle(RenewingHandle):
+    """A handle whose first renewal call swallows a cancel, as redis-py's socket calls can
+    under Python 3.11: ``asyncio.wait_for`` returns the wrapped call's result when the
+    cancel lands just as that call completes."""
+
+    def __init__(self) -> None:
+        self.renewing = asyncio.Event()
+        self.calls = 0
+        super().__init__("wf", "token", 30.0, renew=True, on_done=lambda _: None, every_s=0.001)
+
+    async def _extend(self) -> bool:
+        self.calls += 1
+        self.renewing.set()
+        if self.calls > 1:  # later calls are cancelled as usual
+            await asyncio.Event().wait()
+        with contextlib.suppress(asyncio.CancelledError):  # swallowed: the call "completed"
+            await asyncio.Event().wait()  # a Redis call in flight
+        return True
+
+    async def _delete(self) -> None:
+        pass
+
+
+async def test_release_ends_a_renewal_whose_cancel_was_swallowed() -> None:
+    """The renewal stops once told to, even when its cancel never arrives (it used to loop
+    on, and ``release`` waited for it forever: a Redis lock test hung so)."""
+    handle = _SwallowingHandle()
+    await asyncio.wait_for(handle.renewing.wait(), 5)
+    releasing = asyncio.ensure_future(handle.release())
+    await wait_until_async(
+        releasing.done, timeout=5, message="release never returned: the renewal loops on"
+    )
+    assert releasing.exception() is None
+    assert handle.released and not handle.lost

@@ -1,11 +1,19 @@
 """The line of turns waiting for a workflow's lock, in-process and over Redis, and the
-Redis lock's holder heartbeat (see app.bus.queue, app.bus.redis_lock)."""
+Redis lock's holder heartbeat (see app.bus.queue, app.bus.redis_lock).
+
+Nothing here sleeps to let something happen or to keep it from happening: a waiter holds
+the lock until those behind it have heard they moved up; a heartbeat's lapse is waited
+for (the key gone); "still alive" is only asserted of keys far longer-lived than the
+test, and renewals are seen by pinning a key far out and waiting for the holder to bring
+it back (a 150 ms heartbeat asserted alive lapsed whenever the loop stalled that long).
+"""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
+import redis.asyncio as aioredis
 
 from app.bus import RedisLock
 from app.bus.queue import FULL, LOST, wait_in_line
@@ -86,7 +94,13 @@ async def test_waiters_run_in_the_order_they_joined_and_hear_their_positions(kit
         )
         assert handle is not None
         order.append(n)
-        await asyncio.sleep(0.05)
+        # Held until everyone behind has heard its place move up (a fixed hold let a
+        # waiter that polled late skip straight from 2 to holding the lock).
+        await wait_until_async(
+            lambda: all(heard[m][-1:] == [m - n] for m in range(n + 1, 3)),
+            timeout=10,
+            message=lambda: f"the waiters behind {n} never heard they moved up: {heard}",
+        )
         await handle.release()
 
     tasks = []
@@ -136,46 +150,93 @@ async def test_a_full_line_is_refused(kit: Kit) -> None:
     await holder.release()
 
 
+async def _gone(probe: aioredis.Redis, key: str) -> bool:
+    return not await probe.exists(key)
+
+
+async def test_a_live_heartbeat_keeps_the_lock_from_others(redis_kit: Kit) -> None:
+    lock = await redis_kit.lock(heartbeat_s=60)
+    other = await redis_kit.lock(heartbeat_s=0.3)
+    assert isinstance(lock, RedisLock)
+    probe = await redis_kit.client()
+    wf = redis_kit.wf()
+    held = await lock.acquire(wf, ttl_s=120, renew=False)
+    assert held is not None
+    assert 0 < await probe.pttl(lock.heartbeat_key(wf, held.token)) <= 60_000  # heartbeat_s
+    assert await other.acquire(wf, ttl_s=30) is None
+    await held.release()
+    assert await other.acquire(wf, ttl_s=30) is not None
+
+
 async def test_a_dead_holders_lock_is_taken_once_its_heartbeat_lapses(redis_kit: Kit) -> None:
     lock = await redis_kit.lock(heartbeat_s=0.3)
     other = await redis_kit.lock(heartbeat_s=0.3)
     assert isinstance(lock, RedisLock)
-    wf = redis_kit.wf()
-    dead = await lock.acquire(wf, ttl_s=30, renew=False)  # its worker was killed
-    assert dead is not None
-    assert await other.acquire(wf, ttl_s=30) is None  # the heartbeat is still fresh
-    await asyncio.sleep(0.45)
     probe = await redis_kit.client()
-    assert await probe.pttl(lock.key(wf)) > 25_000  # the lock itself has not expired
+    wf = redis_kit.wf()
+    dead = await lock.acquire(wf, ttl_s=120, renew=False)  # its worker was killed
+    assert dead is not None
+    await wait_until_async(
+        lambda: _gone(probe, lock.heartbeat_key(wf, dead.token)),
+        timeout=10,
+        message="the dead holder's heartbeat never lapsed",
+    )
+    assert await probe.get(lock.key(wf)) == dead.token.encode()  # the lock has not expired
     taker = await other.acquire(wf, ttl_s=30)
     assert taker is not None
     await taker.release()
 
 
 async def test_a_live_holder_keeps_its_lock_past_many_heartbeats(redis_kit: Kit) -> None:
+    """Each renewal writes the heartbeat afresh (for heartbeat_s) and pushes the lock's
+    expiry back out to its TTL: pinned ten minutes out, both come back, renewal after
+    renewal, while the lock stays the holder's."""
     lock = await redis_kit.lock(heartbeat_s=0.15)
     other = await redis_kit.lock(heartbeat_s=0.15)
+    assert isinstance(lock, RedisLock)
+    probe = await redis_kit.client()
     wf = redis_kit.wf()
     holder = await lock.acquire(wf, ttl_s=30)
     assert holder is not None
-    await asyncio.sleep(0.6)
-    assert await other.acquire(wf, ttl_s=30) is None
-    assert not holder.lost  # type: ignore[attr-defined]
+    beat, key = lock.heartbeat_key(wf, holder.token), lock.key(wf)
+
+    async def pinned() -> bool:  # false while the heartbeat is between two renewals' writes
+        return bool(await probe.pexpire(beat, 600_000)) and bool(await probe.pexpire(key, 600_000))
+
+    async def renewed() -> bool:
+        return await probe.pttl(beat) <= 150 and await probe.pttl(key) <= 30_000
+
+    for renewal in range(3):
+        await wait_until_async(pinned, timeout=10, message=f"no heartbeat to pin ({renewal})")
+        await wait_until_async(
+            renewed, timeout=10, message=f"renewal {renewal + 1} never came: still pinned"
+        )
+    assert not holder.lost
+    assert await probe.get(key) == holder.token.encode()
     await holder.release()
     assert await other.acquire(wf, ttl_s=30) is not None
 
 
 async def test_a_waiter_whose_heartbeat_lapsed_is_dropped_from_the_line(redis_kit: Kit) -> None:
-    lock = await redis_kit.lock(heartbeat_s=0.2)
+    lock = await redis_kit.lock(heartbeat_s=60)
+    probe = await redis_kit.client()
     wf = redis_kit.wf()
-    holder, _ = await lock.join(wf, "t0", ttl_s=30, max_queue=5)
+    holder, _ = await lock.join(wf, "t0", ttl_s=120, max_queue=5)
     assert holder is not None
-    await lock.join(wf, "dead", ttl_s=30, max_queue=5)  # a waiter whose worker died
-    await lock.join(wf, "alive", ttl_s=30, max_queue=5)
-    assert await lock.poll(wf, "alive", ttl_s=30) == (None, 2)
-    for _ in range(4):  # the live one keeps polling; the dead one does not
-        await asyncio.sleep(0.1)
-        _, position = await lock.poll(wf, "alive", ttl_s=30)
-    assert position == 1
+    assert await lock.join(wf, "dead", ttl_s=120, max_queue=5) == (None, 1)
+    assert await lock.join(wf, "alive", ttl_s=120, max_queue=5) == (None, 2)
+    dead, alive = redis_kit.ticket_heartbeat(wf, "dead"), redis_kit.ticket_heartbeat(wf, "alive")
+    assert 0 < await probe.pttl(dead) <= 60_000  # a ticket's heartbeat lives heartbeat_s
+    # A poll renews the ticket's heartbeat: aged to 5 s, it is back at heartbeat_s.
+    await probe.pexpire(alive, 5_000)
+    assert await lock.poll(wf, "alive", ttl_s=120) == (None, 2)
+    assert await probe.pttl(alive) > 5_000
+    # The dead one's worker stops polling: the last heartbeat it wrote runs out ...
+    await probe.pexpire(dead, 100)
+    await wait_until_async(
+        lambda: _gone(probe, dead), timeout=10, message="the dead waiter's heartbeat never lapsed"
+    )
+    # ... and the next poll drops it from the line.
+    assert await lock.poll(wf, "alive", ttl_s=120) == (None, 1)
     await lock.leave(wf, "alive")
     await holder.release()

@@ -8,7 +8,6 @@ import io
 import json
 import logging
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,7 +101,14 @@ def test_a_token_in_any_url_is_masked_in_the_access_log(live: Live) -> None:
         secret = "leaky-token-0123456789"
         for path in (f"/healthz?token={secret}", f"/v1/workflows?x=1&token={secret}&y=2"):
             httpx.get(live.http + path, headers={"Authorization": f"Bearer {EDITOR}"})
-        time.sleep(0.2)  # the access line is written after the response is sent
+        wait_until(  # the access line is written after the response is sent
+            lambda: (
+                handler.errors
+                or all(p in handler.out.getvalue() for p in ("/healthz?", "/v1/workflows?x=1"))
+            ),
+            timeout=10,
+            message=lambda: f"two access lines never came: {handler.out.getvalue()!r}",
+        )
     finally:
         access.removeHandler(handler)
         access.setLevel(level)
