@@ -1,4 +1,4 @@
-"""Moving a step (:func:`agents.offline.steps.move` reads the request): "move A after B",
+"""Moving a step (:func:`move` reads the request): "move A after B",
 "before B", "between A and B", "to the start/end".
 
 A move takes the step out of its chain (its parent joins its child) and puts it back in
@@ -11,11 +11,22 @@ the answer says why, which edges the move would change, and the commands that wo
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
+from agents.offline.edits import resolve_pair
+from agents.offline.grammar import split_at
 from agents.offline.plan import Outcome, Plan, Reply
-from agents.offline.references import NeedsAnswer
+from agents.offline.references import (
+    Ambiguous,
+    Found,
+    Missing,
+    NeedsAnswer,
+    Resolver,
+    explain,
+)
+from agents.offline.steps import AT_END, POSITION, is_before
 from agents.offline.view import View
 from agents.offline.wiring import Graph
 from tools.document.structure import condition_text
@@ -238,3 +249,68 @@ def _move_plan(graph: Graph, view: View, key: str) -> Outcome:
     if not calls:
         return Reply(f'"{view.name_of(key)}" is already there; nothing changed.')
     return Plan(calls, f'Moving "{view.name_of(key)}".')
+
+
+_MOVE = re.compile(r"^(?P<verb>move|put|place|shift|reorder)\s+(?P<body>.+)$", re.I)
+
+
+def move(text: str, view: View, resolver: Resolver) -> Outcome | None:
+    """Move a step within a straight chain. A move that would drop or carry over a branch
+    (a failure or JS edge, several edges in or out, a step moved below its own branch)
+    changes nothing: it says why and exactly which edges the move would change."""
+    match = _MOVE.match(text)
+    if not match:
+        return None
+    body = match.group("body")
+    strict = match.group("verb").lower() != "put" and match.group("verb").lower() != "place"
+
+    def step(phrase: str) -> str | None:
+        """The step being moved; asks when ambiguous (or unknown, for 'move')."""
+        result = resolver.resolve(phrase)
+        if isinstance(result, Found):
+            return result.key
+        if isinstance(result, Ambiguous) or strict:
+            problems.append(result)
+        return None
+
+    problems: list[Ambiguous | Missing] = []
+    end = AT_END.search(body)
+    if end:
+        key = step(body[: end.start()])
+        if key is None:
+            return _unresolved(problems, view)
+        spot = (end.group("where") or end.group("where2") or end.group("where3")).lower()
+        if spot in ("start", "beginning", "top", "first"):
+            return move_to(view, key, Spot("start"))
+        return move_to(view, key, Spot("end"))
+    for left, right in split_at(body, "between"):
+        key = step(left)
+        if key is not None:
+            pair = resolve_pair(right, "and", resolver)
+            if pair is None:
+                return None
+            return move_to(view, key, Spot("between", *pair))
+    for left, right in split_at(body, POSITION):
+        key = step(left)
+        if key is None:
+            continue
+        anchor = resolver.require(right)
+        if anchor == key:
+            return Reply("A step cannot be moved relative to itself. Nothing was changed.")
+        before = is_before(body[len(left) : len(body) - len(right)])
+        graph = Graph(view)
+        if (key, anchor) in graph.edges if before else (anchor, key) in graph.edges:
+            where = "before" if before else "after"
+            return Reply(
+                f"{view.label(key)} already comes right {where} {view.label(anchor)}; "
+                "nothing changed."
+            )
+        return move_to(view, key, Spot("before" if before else "after", anchor))
+    return _unresolved(problems, view)
+
+
+def _unresolved(problems: list[Ambiguous | Missing], view: View) -> Outcome | None:
+    """Ask about the first reference that did not resolve; None when there was none."""
+    if problems:
+        raise NeedsAnswer(explain(problems[0], view))
+    return None

@@ -25,23 +25,25 @@ import re
 from dataclasses import dataclass
 
 from agents.offline import sop_patterns as P
-from agents.offline.adaptor_words import find_adaptor, named_adaptors
-from agents.offline.conditions import Condition, parse_condition, require_clear
+from agents.offline.conditions import Condition
 from agents.offline.grammar import (
     SUBJECT,
-    VERBS,
-    imperative,
-    name_parts,
     split_actions,
 )
 from agents.offline.layout import Arm, Branch, Sop, Step
-from agents.offline.plausibility import inside_problem
 from agents.offline.schedule import describe_cron, find_schedule
+from agents.offline.sop_clauses import (
+    content_words,
+    make_steps,
+    names_step,
+    object_of,
+    same_name,
+    split_condition,
+    subject_hint,
+)
 from agents.offline.sop_patterns import ARRIVAL, FILLER, MARKER, WEBHOOK
-from agents.offline.words import ARTICLES, PREPOSITIONS, PRONOUN_OBJECTS
 
 __all__ = ["ARRIVAL", "FILLER", "MARKER", "WEBHOOK", "Piece", "parse_sop", "pieces_of"]
-from tools.document.names import derive_key
 
 
 @dataclass
@@ -145,8 +147,8 @@ class _Reader:
         elif failure:
             self._arm(Condition("on_job_failure"), failure.group("action"), piece)
         elif conditional:
-            hint = self.subject if self._in_js_decision() else _hint(self.last_name)
-            condition, action = _split_condition(conditional.group("cond"), hint)
+            hint = self.subject if self._in_js_decision() else subject_hint(self.last_name)
+            condition, action = split_condition(conditional.group("cond"), hint)
             if condition is None:
                 self._plain(text, piece)
                 return
@@ -178,7 +180,7 @@ class _Reader:
         """Whether "if X fails" is about the step the failure branch would start from (the
         last one read); when not, that is said as a problem."""
         subject = condition.subject
-        if not subject or _names_step(subject, self.last_name):
+        if not subject or names_step(subject, self.last_name):
             return True
         if P.ANY_STEP.match(re.sub(r"^(?:the|a)\s+", "", subject.strip(), flags=re.I)):
             why = (
@@ -221,7 +223,7 @@ class _Reader:
             self.branch = Branch([], before=self.thing)
             self.decided_after = self.last_name
             self.sop.items.append(self.branch)
-            self.subject = _hint(self.last_name)
+            self.subject = subject_hint(self.last_name)
         assert self.branch is not None
         self.thing = self.branch.before
         self.arm = []
@@ -292,7 +294,7 @@ class _Reader:
             if cut:
                 # "text the doctor unless ...": the name would silently lose the condition.
                 self.sop.unplaced.append(cut.group("clause").replace(P.THING, self.thing))
-            made = _make_steps(part, split=False, thing=self.thing, left=self.sop.unplaced)
+            made = make_steps(part, split=False, thing=self.thing, left=self.sop.unplaced)
             if not made:
                 self.sop.unplaced.append(part.replace(P.THING, self.thing))
             if credential:
@@ -303,7 +305,7 @@ class _Reader:
                     made[0].credential = name
             for step in made:
                 if step.name.split()[0].lower() not in P.INSPECTING:
-                    self.thing = _object_of(step.name) or self.thing
+                    self.thing = object_of(step.name) or self.thing
             steps.extend(made)
         if not steps:
             return
@@ -314,17 +316,17 @@ class _Reader:
             self.arm.extend(steps)
         self.last_name = steps[-1].name
         if later:
-            for step in _make_steps(later.group("later")):
+            for step in make_steps(later.group("later")):
                 if self.arm is None:
                     self.sop.items.append(step)
                     self.last_name = step.name
-                elif not any(_same(step.name, s.name) for s in self.later):
+                elif not any(same_name(step.name, s.name) for s in self.later):
                     self.later.append(step)
 
     def _refers_to_later(self, target: str) -> bool:
         """'move to documents' names a step said to come later ('attach the clinical docs')."""
-        wanted = _content_words(target)
-        return bool(wanted) and any(wanted <= _content_words(s.name) for s in self.later)
+        wanted = content_words(target)
+        return bool(wanted) and any(wanted <= content_words(s.name) for s in self.later)
 
     def finish(self) -> Sop:
         self._close()
@@ -335,26 +337,6 @@ def _trigger_words(trigger: dict[str, object]) -> str:
     if trigger.get("type") == "cron":
         return f"a schedule ({describe_cron(str(trigger.get('cron_expression', '')))})"
     return "a webhook (when something is sent to it)"
-
-
-def _names_step(subject: str, name: str) -> bool:
-    """Whether a failure's subject ("the upload", "the lookup", "that") is about the step
-    called ``name`` ("Upload patients", "Look up patient"): a word they share, stems alike."""
-    if not name:
-        return False
-    said = _content_words(subject) - {"step", "call", "request"}
-    if not said:
-        return True
-    names = _content_words(name)
-    joined = "".join(re.findall(r"[a-z0-9]+", name.lower()))
-    for word in said:
-        if word in joined and len(word) >= 4:
-            return True
-        if any(word[:4] == other[:4] and min(len(word), len(other)) >= 4 for other in names):
-            return True
-        if word in names:
-            return True
-    return False
 
 
 def _arrival_rest(text: str) -> str:
@@ -372,93 +354,3 @@ def parse_sop(body: str) -> Sop:
     for piece in pieces_of(body):
         reader.read(piece)
     return reader.finish()
-
-
-def _make_steps(
-    clause: str, *, split: bool = True, thing: str = "", left: list[str] | None = None
-) -> list[Step]:
-    """One step per verb phrase: 'pull the referral and check the insurance' is two.
-    ``thing`` replaces the pronoun placeholder once the adaptor is chosen; words a name
-    too long to keep whole leaves out go to ``left`` when they say more than where or
-    what ("... and never emails the patient")."""
-    steps: list[Step] = []
-    for part in split_actions(clause) if split else [clause]:
-        adaptor, rest = find_adaptor(part)
-        name, _, overflow = name_parts(rest.replace(P.THING, thing or "it"))
-        if left is not None and overflow and _says_more(overflow):
-            left.append(overflow)
-        if name and re.search(r"[A-Za-z]", name):
-            steps.append(Step(name, adaptor or "common", systems=named_adaptors(part)))
-    return steps
-
-
-def _says_more(words: str) -> bool:
-    """Whether words a long name leaves out say more than where or what ("by name and date
-    of birth" does not; "and never emails the patient" does: a negation, a condition, a
-    loop, or another action after "and")."""
-    if inside_problem(words) is not None:
-        return True
-    after_and = re.findall(r"\band\s+(?:then\s+)?([A-Za-z]+)", words, re.I)
-    return any(imperative(word).lower() in VERBS for word in after_and)
-
-
-def _same(a: str, b: str) -> bool:
-    return derive_key(a) == derive_key(b)
-
-
-def _content_words(text: str) -> set[str]:
-    skip = PREPOSITIONS | PRONOUN_OBJECTS | {*ARTICLES, "and", "of", "clinical"}
-    found = {P.SYNONYMS.get(w, w) for w in re.findall(r"[a-z0-9]+", text.lower())}
-    return {w for w in found if w not in skip}
-
-
-def _object_of(name: str) -> str:
-    """'Fetch submissions from kobo' -> 'submissions' (what a later 'them' refers to)."""
-    words = name.split()[1:]
-    while words and words[0].lower() in P.PARTICLES:
-        words = words[1:]
-    kept: list[str] = []
-    for word in words:
-        if (
-            word.lower() in PREPOSITIONS
-            or word.lower() in PRONOUN_OBJECTS
-            or word.lower() in P.CLAUSE_WORDS
-        ):
-            break
-        kept.append(word)
-    return " ".join(kept[:4])
-
-
-def _split_condition(text: str, hint: str | None) -> tuple[Condition | None, str]:
-    """'it fails alert the team' -> (on failure, 'alert the team'); 'the plan is X' -> (js, '');
-    'it is over 200 page the doctor' -> (js, 'page the doctor')."""
-    whole = require_clear(parse_condition(text, hint))
-    if whole is not None:
-        return whole, ""
-    words = text.split()
-    for i in range(1, len(words)):
-        head, tail = " ".join(words[:i]), " ".join(words[i:])
-        condition = parse_condition(head, hint)
-        if condition is None or not (_make_steps(tail) or P.NOTHING.match(tail)):
-            continue
-        if condition.type in ("on_job_failure", "on_job_success"):
-            return condition, tail
-        if condition.type == "js_expression" and (_starts_with_verb(tail) or P.NOTHING.match(tail)):
-            return require_clear(condition), tail
-    return None, text
-
-
-def _starts_with_verb(text: str) -> bool:
-    first = text.split()[0] if text.split() else ""
-    return imperative(first).lower() in VERBS | {"page"}
-
-
-def _hint(previous_name: str) -> str | None:
-    """What 'it' tests after a step: 'Check whether value is over 200' -> 'value';
-    'Check insurance' -> 'insurance'; 'Pull up referral in Epic' -> 'referral'."""
-    whether = P.WHETHER.search(previous_name)
-    if whether:
-        return whether.group("subject").lower()
-    thing = _object_of(previous_name)
-    words = [w for w in thing.split() if len(w) > 2]
-    return words[-1].lower() if words else None

@@ -27,13 +27,10 @@ from agents.offline.grammar import (
     split_at,
     unquote,
 )
-from agents.offline.moves import Spot, move_to
 from agents.offline.plan import Outcome, Plan, Reply, call
 from agents.offline.plausibility import name_problem, placement_problem
 from agents.offline.references import (
-    Ambiguous,
     Found,
-    Missing,
     NeedsAnswer,
     Resolver,
     explain,
@@ -53,11 +50,11 @@ _NOT_A_NEW_STEP = re.compile(
     r"|schedule|scheduled|trigger|timer|edge|link|connection|arrow|(?:some\s+|the\s+)?code)\b",
     re.I,
 )
-_POSITION = (
+POSITION = (
     r"(?:right\s+|just\s+|directly\s+|immediately\s+)?"
     r"(?:before|after|following|ahead\s+of|in\s+front\s+of|prior\s+to|behind)"
 )
-_AT_END = re.compile(
+AT_END = re.compile(
     r"\s+(?:(?:right\s+)?at\s+the\s+(?:very\s+)?(?P<where>end|start|beginning|top|bottom)"
     r"|(?:as\s+)?(?:the\s+)?(?:very\s+)?(?P<where2>first|last)(?:\s+(?:step|one|job))?"
     r"|(?:right\s+)?to\s+the\s+(?:very\s+)?(?P<where3>end|start))$",
@@ -97,7 +94,7 @@ _ONTO = r"to|into|in|on|onto|of|for|inside|within"
 _GENERIC_NAMES = frozenset({"step", "job", "new step", "new job", "another step", "one", "it"})
 
 
-def _is_before(separator: str) -> bool:
+def is_before(separator: str) -> bool:
     return bool(re.search(r"\b(?:before|ahead|front|prior)\b", separator, re.I))
 
 
@@ -238,10 +235,10 @@ def add(text: str, view: View, resolver: Resolver) -> Outcome | None:
     else:
         position = None
         problem = None
-        for left, right in split_at(rest, _POSITION):
+        for left, right in split_at(rest, POSITION):
             result = resolver.resolve(right)
             if isinstance(result, Found):
-                position = (left, result.key, _is_before(rest[len(left) : len(rest) - len(right)]))
+                position = (left, result.key, is_before(rest[len(left) : len(rest) - len(right)]))
                 break
             problem = problem or result
         if position is None and problem is not None:
@@ -250,7 +247,7 @@ def add(text: str, view: View, resolver: Resolver) -> Outcome | None:
             what, anchor, before = position
             where = "before" if before else "after"
         else:
-            end = _AT_END.search(rest)
+            end = AT_END.search(rest)
             if end:
                 what = rest[: end.start()]
                 spot = (end.group("where") or end.group("where2") or end.group("where3")).lower()
@@ -386,69 +383,4 @@ def _existing_prefix(phrase: str, view: View) -> str | None:
         for known in (norm(str(job["name"])), norm(str(job["key"]))):
             if known and (said == known or said.startswith(known + " ")):
                 return str(job["key"])
-    return None
-
-
-_MOVE = re.compile(r"^(?P<verb>move|put|place|shift|reorder)\s+(?P<body>.+)$", re.I)
-
-
-def move(text: str, view: View, resolver: Resolver) -> Outcome | None:
-    """Move a step within a straight chain. A move that would drop or carry over a branch
-    (a failure or JS edge, several edges in or out, a step moved below its own branch)
-    changes nothing: it says why and exactly which edges the move would change."""
-    match = _MOVE.match(text)
-    if not match:
-        return None
-    body = match.group("body")
-    strict = match.group("verb").lower() != "put" and match.group("verb").lower() != "place"
-
-    def step(phrase: str) -> str | None:
-        """The step being moved; asks when ambiguous (or unknown, for 'move')."""
-        result = resolver.resolve(phrase)
-        if isinstance(result, Found):
-            return result.key
-        if isinstance(result, Ambiguous) or strict:
-            problems.append(result)
-        return None
-
-    problems: list[Ambiguous | Missing] = []
-    end = _AT_END.search(body)
-    if end:
-        key = step(body[: end.start()])
-        if key is None:
-            return _unresolved(problems, view)
-        spot = (end.group("where") or end.group("where2") or end.group("where3")).lower()
-        if spot in ("start", "beginning", "top", "first"):
-            return move_to(view, key, Spot("start"))
-        return move_to(view, key, Spot("end"))
-    for left, right in split_at(body, "between"):
-        key = step(left)
-        if key is not None:
-            pair = resolve_pair(right, "and", resolver)
-            if pair is None:
-                return None
-            return move_to(view, key, Spot("between", *pair))
-    for left, right in split_at(body, _POSITION):
-        key = step(left)
-        if key is None:
-            continue
-        anchor = resolver.require(right)
-        if anchor == key:
-            return Reply("A step cannot be moved relative to itself. Nothing was changed.")
-        before = _is_before(body[len(left) : len(body) - len(right)])
-        graph = Graph(view)
-        if (key, anchor) in graph.edges if before else (anchor, key) in graph.edges:
-            where = "before" if before else "after"
-            return Reply(
-                f"{view.label(key)} already comes right {where} {view.label(anchor)}; "
-                "nothing changed."
-            )
-        return move_to(view, key, Spot("before" if before else "after", anchor))
-    return _unresolved(problems, view)
-
-
-def _unresolved(problems: list[Ambiguous | Missing], view: View) -> Outcome | None:
-    """Ask about the first reference that did not resolve; None when there was none."""
-    if problems:
-        raise NeedsAnswer(explain(problems[0], view))
     return None

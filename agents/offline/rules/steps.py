@@ -7,7 +7,7 @@ a new step's name.
 
 from __future__ import annotations
 
-from agents.offline import edits, steps
+from agents.offline import edits, moves, steps
 from agents.offline.rules.base import Example, Rule, parser
 
 _ADD = ("add_jobs", "update_edges", "add_edges")
@@ -65,7 +65,7 @@ RULES = [
     ),
     _rule(
         "move",
-        steps.move,
+        moves.move,
         Example(
             "move upsert records before transform data",
             "edge changes only",
