@@ -13,7 +13,8 @@ It only refuses what the app would refuse anyway: requests that carry a body, to
 a route whose dependencies include the principal (read from the routes
 themselves, so a new public route needs no list kept here), when tokens are
 configured. Anything else, bodiless requests, role checks (403) and WebSockets
-(which authenticate after accept) included, goes through to the app untouched.
+(which tell a refused token why after accepting) included, goes through to the app
+untouched.
 """
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ def _of(frames: list[dict[str, object]], kind: str) -> list[dict[str, object]]:
 
 
 async def _subscribed(cluster: Cluster, workflow_id: str, timeout_s: float = 10) -> None:
-    """Wait until the worker listens on the workflow's channel (a socket subscribes
-    after its handshake)."""
+    """Wait until the worker listens on the workflow's channel (a watch socket subscribes
+    after its handshake; a chat socket before it, so for one this holds at once)."""
     channel = bus_key(workflow_id, "events")
     await wait_until_async(
         lambda: cluster.redis.pubsub_numsub(channel)[0][1] >= 1,
