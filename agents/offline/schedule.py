@@ -139,12 +139,30 @@ def _word_time(text: str) -> tuple[int, int] | None:
     return _in_day(hour, _MINUTES[tail] if tail else 0, half.group(1) if half else None)
 
 
+# A frequency word after a determiner describes a thing, not when the workflow runs:
+# "post the daily totals", "send our weekly report", "a monthly summary".
+_FREQUENCY_WORD = re.compile(r"(?:hourly|daily|nightly|weekly|monthly|yearly|annual)", re.I)
+_DETERMINER_BEFORE = re.compile(
+    r"\b(?:the|a|an|our|their|your|my|its|his|her|this|that|these|those)\s+$", re.I
+)
+
+
+def _attributive(text: str, match: re.Match[str]) -> bool:
+    """Whether ``match`` is a bare frequency word used as an adjective ("the daily totals")."""
+    return bool(
+        _FREQUENCY_WORD.fullmatch(match.group(0))
+        and _DETERMINER_BEFORE.search(text[: match.start()])
+    )
+
+
 def find_schedule(text: str, *, bare_time: bool = False) -> Schedule | None:
     """The first schedule phrase in ``text`` and its span."""
     best: Schedule | None = None
     named_days = re.search(_PERIODS[5][1], text, re.I) is not None
     for kind, pattern in _PERIODS:
-        match = re.search(pattern, text, re.I)
+        match = next(
+            (m for m in re.finditer(pattern, text, re.I) if not _attributive(text, m)), None
+        )
         if not match or (kind == "weekly" and named_days):
             continue
         if kind == "cron":
